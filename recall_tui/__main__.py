@@ -1,0 +1,3 @@
+from recall_tui.cli import main
+
+raise SystemExit(main())

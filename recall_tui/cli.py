@@ -1,0 +1,97 @@
+"""The `recall-tui` command line.
+
+`recall-tui [VAULT]` opens the terminal UI. Every other command lives in its own module under
+`recall_tui.commands`, which exposes `HELP` (one line), `add_arguments(parser)` and
+`run(args) -> int`. Modules are imported only when their command runs, so `--help` is fast
+and the engine commands never import textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from recall_tui import __version__
+
+#: command name -> module under recall_tui.commands (in the order `--help` lists them)
+COMMANDS: dict[str, str] = {
+    "tui": "tui_cmd",
+    "check": "check",
+    "index": "index_cmd",
+    "query": "query",
+    "load": "load",
+    "eval": "eval_cmd",
+    "hook": "hook",
+    "edit": "edit",
+    "report": "report",
+    "replay": "replay",
+    "synth": "synth",
+    "bench": "bench",
+}
+
+#: One-line help per command, kept here so `--help` imports no command module.
+HELP: dict[str, str] = {
+    "tui": "open the live recall debugger on a vault (the default command)",
+    "check": "read a vault, print a summary and every problem; exit 1 on problems",
+    "index": "build or update the vault's index (.recall/index.sqlite)",
+    "query": "run one recall and print its hits and trace",
+    "load": "print one memory (load_memory, lean or full)",
+    "eval": "score presets on judged queries: recall@k, MRR, nDCG@k",
+    "hook": "Claude Code hooks: session-start and prompt-submit",
+    "edit": "change a memory's recall_when phrases safely",
+    "report": "write a bug report (Markdown + JSON) for one query",
+    "replay": "open a recorded trace or a report's JSON in the UI, read only",
+    "synth": "write a deterministic synthetic vault of N memories",
+    "bench": "benchmark the pipeline, the index and the UI",
+}
+
+
+def build_parser(available: dict[str, object] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recall-tui",
+        description="See why your agent's memory recalls what it recalls. "
+        "Run `recall-tui VAULT` to open the debugger, or a command below.",
+    )
+    parser.add_argument("--version", action="version", version=f"recall-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, modname in COMMANDS.items():
+        mod = (available or {}).get(name)
+        p = sub.add_parser(name, help=HELP[name], description=HELP[name])
+        if mod is not None:
+            mod.add_arguments(p)  # type: ignore[attr-defined]
+    return parser
+
+
+def _load(name: str):
+    try:
+        return importlib.import_module(f"recall_tui.commands.{COMMANDS[name]}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"recall_tui.commands.{COMMANDS[name]}":
+            return None
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `recall-tui VAULT [options]` is `recall-tui tui VAULT [options]`.
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        argv = ["tui", *argv]
+    if argv and argv[0] in COMMANDS:
+        name = argv[0]
+        mod = _load(name)
+        if mod is None:
+            print(f"recall-tui: the `{name}` command is not built yet", file=sys.stderr)
+            return 2
+        parser = build_parser({name: mod})
+        args = parser.parse_args(argv)
+        try:
+            return int(mod.run(args) or 0)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            return 0
+    parser = build_parser()
+    parser.parse_args(argv)
+    parser.print_help()
+    return 0
