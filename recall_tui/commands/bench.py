@@ -1,0 +1,105 @@
+"""`recall-tui bench`: benchmark the pipeline per stage, the index, memory and cold start.
+
+With `--vault` it measures that vault; without, synthetic vaults of each `--sizes` (written
+once by `recall_tui.synth` into the cache folder and reused). Each vault is measured in a fresh
+process. Prints a table; `--out` also writes the full JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HELP = "benchmark the pipeline, the index and the UI"
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1000,10000: {text!r}") from None
+    if not sizes or any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError("every size must be at least 1")
+    return sizes
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", help="benchmark this vault instead of synthetic ones")
+    p.add_argument("--queries", metavar="F",
+                   help="queries (JSONL with a `query` key, or one per line); default: the "
+                        "vault's queries.jsonl or golden.jsonl")
+    p.add_argument("--runs", type=_positive, default=3, metavar="N",
+                   help="timed passes over the queries (default: 3)")
+    p.add_argument("--sizes", type=_sizes, default=[1000, 10000, 100000],
+                   help="synthetic vault sizes (default: 1000,10000,100000)")
+    p.add_argument("--embedder", choices=("auto", "local", "standin"), default="auto",
+                   help="local = the real MiniLM model; standin = hash-seeded random unit "
+                        "vectors (dim 384, not semantic); auto = local for --vault and up to "
+                        "1000 memories, stand-in above (default)")
+    p.add_argument("--preset", default="default", help="preset to run (default: default)")
+    p.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    p.add_argument("--stages", action="store_true",
+                   help="print every stage's p50 and p95 (the JSON always has them)")
+    p.add_argument("--cold-vault", metavar="V",
+                   help="vault for the cold-start figure (default: --vault, else ./sample-vault "
+                        "when present)")
+    p.add_argument("--no-cold-start", action="store_true", help="skip the cold-start figure")
+    p.add_argument("--no-oracles", action="store_true",
+                   help="skip the rank_bm25 and numpy comparisons")
+    p.add_argument("--synth-dir", metavar="DIR",
+                   help="where synthetic vaults are kept (default: the user cache folder)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.bench import format_table, run_bench
+
+    vault = Path(args.vault) if args.vault else None
+    if vault is not None and not vault.is_dir():
+        print(f"recall-tui bench: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+        return 2
+    queries = Path(args.queries) if args.queries else None
+    if queries is not None and not queries.is_file():
+        print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
+        return 2
+    cold = None
+    if not args.no_cold_start:
+        if args.cold_vault:
+            cold = Path(args.cold_vault)
+        elif vault is not None:
+            cold = vault
+        elif Path("sample-vault").is_dir():
+            cold = Path("sample-vault")
+        if cold is not None and not cold.is_dir():
+            print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
+            return 2
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    try:
+        result = run_bench(vault=vault, sizes=args.sizes, queries_file=queries, runs=args.runs,
+                           embedder=args.embedder, preset=args.preset, cold_vault=cold,
+                           synth_dir=Path(args.synth_dir) if args.synth_dir else None,
+                           oracles=not args.no_oracles, log=log)
+    except (ValueError, RuntimeError) as exc:
+        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(result, stages=args.stages))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+    return 0

@@ -1,0 +1,207 @@
+"""`recall-tui eval --queries FILE [--preset P]... [--k N] [--now T] [--json]`.
+
+Runs every judged query of a golden file through the engine once per preset and scores the
+rankings with recall@k, MRR and nDCG@k (`recall_tui.metrics`). With several presets, each one
+is compared with the first, query by query (wins, losses, ties, a sign test and a paired
+randomisation test). The numbers come from the engine's own traces; this module only
+arranges them. See docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+HELP = "score presets on judged queries: recall@k, MRR, nDCG@k"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    p.add_argument("--queries", metavar="FILE",
+                   help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
+    p.add_argument("--preset", action="append", default=[], metavar="P",
+                   help="preset name or .toml path; repeat to compare (the first is the baseline)")
+    p.add_argument("--k", type=int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
+    p.add_argument("--now", metavar="T",
+                   help="pin the current time, ISO-8601 (default: now; the sample vault's figures "
+                        "use 2026-11-21T09:00:00Z)")
+    p.add_argument("--embedder", default="auto", choices=("auto", "local", "ollama", "none"),
+                   help="query embedder (default: auto)")
+    p.add_argument("--per-query", action="store_true", help="also print every query's scores")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def _err(msg: str) -> None:
+    print(f"recall-tui eval: {msg}", file=sys.stderr)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _result_json(q: Any, r: Any) -> dict[str, Any]:
+    return {
+        "query": r.query,
+        "line": q.line,
+        "as_of": q.as_of.isoformat() if q.as_of else None,
+        "ranked": list(r.ranked),
+        "judged": dict(r.judged),
+        "metrics": dict(r.metrics),
+        "unjudged": list(r.unjudged),
+        "missed": list(r.missed),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui import metrics
+    from recall_tui.commands._common import time_arg, vault_root
+
+    root = vault_root(args.vault)
+    if not root.is_dir():
+        _err(f"{root}: no such vault folder")
+        return 2
+    if args.k < 1:
+        _err("--k must be at least 1")
+        return 2
+    try:
+        now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    qfile = Path(args.queries) if args.queries else root / "golden.jsonl"
+    try:
+        golden = metrics.read_golden(qfile)
+    except FileNotFoundError:
+        _err(f"{qfile}: no such file" + ("" if args.queries else " (give --queries FILE)"))
+        return 2
+    except (metrics.GoldenError, UnicodeDecodeError) as exc:
+        _err(str(exc))
+        return 2
+    if not golden:
+        _err(f"{qfile}: no queries in the file")
+        return 2
+    presets = args.preset or ["default"]
+
+    from recall_tui.config import load_preset
+    from recall_tui.engine import Engine, open_engine
+
+    try:
+        configs = [(p, load_preset(p, root)) for p in presets]
+        base = open_engine(root, preset=presets[0], embedder=args.embedder, config=configs[0][1])
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    warnings: list[str] = []
+    for q in golden:
+        for mid in q.relevant:
+            if base.vault.get(mid) is None:
+                warnings.append(f"{qfile}:{q.line}: judged id {mid!r} is not in the vault")
+    for w in warnings:
+        print(f"recall-tui eval: warning: {w}", file=sys.stderr)
+
+    results: dict[str, list[metrics.QueryResult]] = {}
+    try:
+        for name, cfg in configs:
+            engine = base if name == presets[0] else Engine(base.vault, base.index, cfg, preset=name)
+            out: list[metrics.QueryResult] = []
+            for q in golden:
+                trace = engine.recall(q.query, k=args.k, now=now, as_of=q.as_of)
+                out.append(metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, args.k))
+            results[name] = out
+    finally:
+        if base.index is not None:
+            base.index.close()
+    comparisons = [
+        metrics.compare(results[presets[0]], results[p], baseline_name=presets[0], candidate_name=p)
+        for p in presets[1:]
+    ]
+    if args.json:
+        doc = {
+            "vault": str(root),
+            "queries_file": str(qfile),
+            "k": args.k,
+            "now": now.isoformat(),
+            "embedder": (base.index.embedder_info if base.index is not None else {}).get("name"),
+            "warnings": warnings,
+            "presets": {
+                name: {
+                    "means": metrics.mean_metrics(rs),
+                    "queries": [_result_json(q, r) for q, r in zip(golden, rs, strict=True)],
+                }
+                for name, rs in results.items()
+            },
+            "comparisons": [_comparison_json(c) for c in comparisons],
+        }
+        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    _render(args, golden, results, comparisons, now, qfile)
+    return 0
+
+
+def _comparison_json(c: Any) -> dict[str, Any]:
+    return {
+        "baseline": c.baseline,
+        "candidate": c.candidate,
+        "test": "exact two-sided sign test; paired randomisation test on the mean delta",
+        "metrics": {
+            name: {
+                "baseline_mean": mc.baseline_mean,
+                "candidate_mean": mc.candidate_mean,
+                "mean_delta": mc.mean_delta,
+                "deltas": list(mc.deltas),
+                "wins": mc.wins,
+                "losses": mc.losses,
+                "ties": mc.ties,
+                "sign_p": mc.sign_p,
+                "randomisation_p": mc.randomisation_p,
+            }
+            for name, mc in c.metrics.items()
+        },
+    }
+
+
+def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: ANN001
+    from rich.console import Console
+    from rich.table import Table
+
+    from recall_tui import metrics
+
+    con = Console()
+    k = args.k
+    con.print(f"[bold]{len(golden)}[/] judged queries from {qfile}, k={k}, now={now.isoformat()}")
+    if args.per_query:
+        for name, rs in results.items():
+            t = Table(title=f"per query: {name}", title_justify="left", header_style="bold", show_edge=False)
+            for col in ("line", "query", f"R@{k}", "MRR", f"nDCG@{k}", "missed", "unjudged"):
+                t.add_column(col, overflow="fold")
+            for q, r in zip(golden, rs, strict=True):
+                t.add_row(str(q.line), q.query, _fmt(r.metrics["recall"]), _fmt(r.metrics["mrr"]),
+                          _fmt(r.metrics["ndcg"]), ", ".join(r.missed), ", ".join(r.unjudged))
+            con.print(t)
+    t = Table(header_style="bold", show_edge=False)
+    for col in ("preset", f"recall@{k}", "MRR", f"nDCG@{k}", f"P@{k}", "scored", "unjudged hits"):
+        t.add_column(col, justify="right" if col != "preset" else "left")
+    for name, rs in results.items():
+        means = metrics.mean_metrics(rs)
+        scored = sum(1 for r in rs if r.metrics["recall"] is not None)
+        t.add_row(name, _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
+                  _fmt(means["precision"]), f"{scored}/{len(rs)}", str(sum(len(r.unjudged) for r in rs)))
+    con.print(t)
+    for c in comparisons:
+        ct = Table(title=f"{c.candidate} vs {c.baseline} (paired, per query)", title_justify="left",
+                   header_style="bold", show_edge=False)
+        for col in ("metric", c.baseline, c.candidate, "Δ mean", "wins", "losses", "ties",
+                    "sign p", "rand. p"):
+            ct.add_column(col, justify="right" if col != "metric" else "left")
+        for name in ("recall", "mrr", "ndcg"):
+            mc = c.metrics[name]
+            delta = mc.mean_delta
+            ct.add_row(name, _fmt(mc.baseline_mean), _fmt(mc.candidate_mean),
+                       "-" if delta is None else f"{delta:+.3f}", str(mc.wins), str(mc.losses),
+                       str(mc.ties), f"{mc.sign_p:.3g}", f"{mc.randomisation_p:.3g}")
+        con.print(ct)

@@ -1,0 +1,48 @@
+"""`recall-tui load ID`: bastra's load_memory. Lean (default): essential frontmatter and the
+body without its generated `## Related` section; full: the complete frontmatter and the raw
+body."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import yaml
+
+from recall_tui.commands._common import vault_root
+
+HELP = "print one memory (load_memory, lean or full)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the memory id")
+    p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    p.add_argument("--verbosity", choices=("lean", "full"), default="lean")
+    p.add_argument("--json", action="store_true", help="print {id, path, verbosity, frontmatter, body}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.config import Config
+    from recall_tui.engine import Engine
+    from recall_tui.vault import read_vault
+
+    root = vault_root(args.vault)
+    if not root.is_dir():
+        print(f"recall-tui load: {root}: no such vault folder", file=sys.stderr)
+        return 2
+    engine = Engine(read_vault(root), None, Config().with_value("keyword.enabled", False))
+    try:
+        doc = engine.load_memory(args.id, args.verbosity)
+    except KeyError as exc:
+        print(f"recall-tui load: {exc.args[0]}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("---\n" + yaml.safe_dump(doc["frontmatter"], sort_keys=False,
+                                                  allow_unicode=True) + "---\n" + doc["body"])
+        if not doc["body"].endswith("\n"):
+            sys.stdout.write("\n")
+    return 0

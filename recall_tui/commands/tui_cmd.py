@@ -1,0 +1,54 @@
+"""`recall-tui [VAULT]`: open the live recall debugger on a vault (the default command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+HELP = "open the live recall debugger on a vault (the default command)"
+
+
+def _when(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date or datetime: {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("vault", nargs="?", default=".", help="the vault folder (default: .)")
+    p.add_argument("--preset", help="preset to start with (default: the config's, else default)")
+    p.add_argument("--now", type=_when, help="pin the clock, e.g. 2026-11-21T09:00Z")
+    p.add_argument("--embedder", help="auto | local | ollama | none (default: the config's)")
+    p.add_argument("--query", default="", help="start with this query typed in")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.settings import SettingsError, load_settings
+
+    vault = Path(args.vault)
+    if not vault.is_dir():
+        print(f"recall-tui: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+        return 2
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"recall-tui: {exc}", file=sys.stderr)
+        return 2
+    if args.preset:
+        from recall_tui.config import find_preset
+
+        try:
+            find_preset(args.preset, vault)
+        except ValueError as exc:
+            print(f"recall-tui: {exc}", file=sys.stderr)
+            return 2
+    from recall_tui.tui.app import make_app
+
+    app = make_app(vault, settings=settings, preset=args.preset, now=args.now,
+                   embedder=args.embedder, query=args.query)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,154 @@
+"""BM25 over weighted memory fields, precomputed so that a query only sums postings.
+
+The scores are exactly rank_bm25's `BM25Okapi(corpus_of_the_field).get_scores(query_tokens)`
+per field (same idf with its epsilon floor for negative idf, same length normalisation, a
+repeated query term counted twice), combined as `sum(weight * field_score)`. Where rank_bm25
+divides by zero (a field empty in every document) the field scores 0. Headless.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from recall_tui.model import Memory
+from recall_tui.text import analyze
+
+#: Keyword fields, in the order the trace lists them.
+FIELDS: tuple[str, ...] = ("recall_when", "title", "tags", "keywords", "summary", "topic_path", "body")
+
+
+def field_text(m: Memory, name: str) -> str:
+    """The text of one keyword field of a memory."""
+    if name == "recall_when":
+        return "\n".join(m.recall_when)
+    if name == "title":
+        return m.title
+    if name == "tags":
+        return " ".join(m.tags)
+    if name == "keywords":
+        return " ".join(m.keywords)
+    if name == "summary":
+        return m.summary
+    if name == "topic_path":
+        return m.topic_path.replace("/", " ").replace(".", " ")
+    if name == "body":
+        return m.body_without_related
+    raise KeyError(name)
+
+
+class FieldBM25:
+    """BM25Okapi over one field of every document, with per-term postings of the finished
+    per-document contribution `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`."""
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
+                 epsilon: float = 0.25):
+        self.n = len(docs)
+        self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.doc_len = np.array([len(d) for d in docs], dtype=np.float64)
+        total = float(self.doc_len.sum())
+        self.avgdl = total / self.n if self.n else 0.0
+        freqs: list[dict[str, int]] = []
+        df: dict[str, int] = {}
+        for d in docs:
+            f: dict[str, int] = {}
+            for w in d:
+                f[w] = f.get(w, 0) + 1
+            freqs.append(f)
+            for w in f:
+                df[w] = df.get(w, 0) + 1
+        self.idf: dict[str, float] = {}
+        if df:
+            idf_sum = 0.0
+            negative = []
+            for w, n_w in df.items():
+                idf = math.log(self.n - n_w + 0.5) - math.log(n_w + 0.5)
+                self.idf[w] = idf
+                idf_sum += idf
+                if idf < 0:
+                    negative.append(w)
+            eps = epsilon * (idf_sum / len(self.idf))
+            for w in negative:
+                self.idf[w] = eps
+        # Postings in one CSR block (term -> slice of doc ids and finished contributions):
+        # a query sums slices, and the block pickles as three arrays, not thousands.
+        self.span: dict[str, tuple[int, int]] = {}
+        docs_of: list[int] = []
+        contrib: list[float] = []
+        if self.avgdl > 0:
+            norm = k1 * (1 - b + b * self.doc_len / self.avgdl)
+            per_term: dict[str, list[tuple[int, int]]] = {}
+            for i, f in enumerate(freqs):
+                for w, tf in f.items():
+                    per_term.setdefault(w, []).append((i, tf))
+            for w, rows in per_term.items():
+                start = len(docs_of)
+                idf = self.idf[w]
+                for i, tf in rows:
+                    docs_of.append(i)
+                    contrib.append(idf * (tf * (k1 + 1) / (tf + norm[i])))
+                self.span[w] = (start, len(docs_of))
+        self.post_docs = np.array(docs_of, dtype=np.int64)
+        self.post_contrib = np.array(contrib, dtype=np.float64)
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """Scores of every document for the query tokens (duplicates count again)."""
+        out = np.zeros(self.n)
+        for q in query:
+            sp = self.span.get(q)
+            if sp is not None:
+                out[self.post_docs[sp[0]:sp[1]]] += self.post_contrib[sp[0]:sp[1]]
+        return out
+
+    def contains(self, term: str) -> np.ndarray:
+        """Indices of the documents holding the term."""
+        sp = self.span.get(term)
+        return self.post_docs[sp[0]:sp[1]] if sp is not None else self.post_docs[:0]
+
+
+@dataclass(frozen=True)
+class KeywordResult:
+    """Per-document scores of one query."""
+
+    total: np.ndarray
+    """sum(weight * field score) per document."""
+    per_field: Mapping[str, np.ndarray]
+    """Each weighted field's raw BM25 scores."""
+    matched: Mapping[int, dict[str, list[str]]]
+    """doc index -> field -> query terms (stems) found there, for docs matching any term."""
+
+
+class KeywordIndex:
+    """The per-field BM25 indexes of one vault, built once per analysis settings."""
+
+    def __init__(self, memories: Sequence[Memory], *, k1: float = 1.5, b: float = 0.75,
+                 epsilon: float = 0.25, stem: bool = True, stop_words: bool = True):
+        self.ids = [m.id for m in memories]
+        self.stem, self.stop_words = stem, stop_words
+        self.fields: dict[str, FieldBM25] = {}
+        for name in FIELDS:
+            docs = [analyze(field_text(m, name), stem=stem, stop_words=stop_words) for m in memories]
+            self.fields[name] = FieldBM25(docs, k1, b, epsilon)
+
+    def search(self, terms: Sequence[str], weights: Mapping[str, float]) -> KeywordResult:
+        """Score every document; only fields with a non-zero weight take part."""
+        n = len(self.ids)
+        total = np.zeros(n)
+        per_field: dict[str, np.ndarray] = {}
+        matched: dict[int, dict[str, list[str]]] = {}
+        uniq = list(dict.fromkeys(terms))
+        for name in FIELDS:
+            w = weights.get(name, 0.0)
+            if not w:
+                continue
+            idx = self.fields[name]
+            s = idx.scores(terms)
+            per_field[name] = s
+            total += w * s
+            for t in uniq:
+                for d in idx.contains(t):
+                    matched.setdefault(int(d), {}).setdefault(name, []).append(t)
+        return KeywordResult(total, per_field, matched)

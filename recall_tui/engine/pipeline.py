@@ -1,0 +1,465 @@
+"""`Engine.recall`: run every stage of pipeline.md in order, time each one, and return a
+Trace that explains every hit and every asked-about miss.
+
+Execution order follows `trace.STAGE_ORDER` except that the short-circuit decision is taken
+right after the keyword and fuzzy channels, before the vector and signature channels it may
+skip; its record keeps its informational place after `fuse`. A `cancel` callable is checked
+before every stage: when it returns True, `recall` raises `Cancelled` (the UI's worker drops
+the result). Headless.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from recall_tui.config import Config
+from recall_tui.engine import why as why_mod
+from recall_tui.engine.bm25 import KeywordIndex
+from recall_tui.engine.cache import RecallCache
+from recall_tui.engine.stages import (
+    boosts,
+    consolidation,
+    enrich,
+    floor,
+    fuse,
+    fuzzy,
+    graph,
+    hops,
+    keyword,
+    mmr,
+    rerank,
+    short_circuit,
+    signature,
+    topic,
+    turns,
+    vector,
+)
+from recall_tui.engine.stages import (
+    filter as filter_stage,
+)
+from recall_tui.engine.stages.parse import parse_query, parse_time
+from recall_tui.engine.state import Cancelled, Filters, Out, RecallState
+from recall_tui.model import Vault, lean_summary
+from recall_tui.text import analyze, word_set
+from recall_tui.trace import (
+    CHANNELS,
+    STAGE_ORDER,
+    TRACE_VERSION,
+    Explanation,
+    Hit,
+    StageRecord,
+    TimelineEntry,
+    Trace,
+)
+
+_CHANNEL_STAGES = {
+    "keyword": keyword.run,
+    "fuzzy": fuzzy.run,
+    "vector": vector.run,
+    "signature": signature.run,
+    "topic": topic.run,
+    "graph": graph.run,
+}
+
+
+def _aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return None if dt is None else dt.isoformat().replace("+00:00", "Z")
+
+
+class Engine:
+    """The recall engine over one vault (and its index, when there is one)."""
+
+    def __init__(self, vault: Vault, index: Any | None, config: Config, *,
+                 preset: str = "default", reranker: rerank.Reranker | None = None):
+        self.vault = vault
+        self.index = index
+        self.config = config
+        self.preset = preset
+        self.reranker = reranker
+        self._cache = RecallCache()
+        self._reset_derived()
+        if config.keyword.enabled:
+            self.keyword_index(config)  # build now, so the first recall is not the slow one
+
+    # --- derived structures, rebuilt on a vault change --------------------------------
+
+    def _reset_derived(self) -> None:
+        self._kw: dict[tuple, KeywordIndex] = {}
+        self._derived: dict[str, Any] = {}
+        h = hashlib.sha256()
+        for mid, m in self.vault.memories.items():
+            h.update(f"{mid}\0{m.content_hash}\n".encode())
+        self.fingerprint = h.hexdigest()
+
+    def set_vault(self, vault: Vault, index: Any | None = None) -> None:
+        """Swap in a re-read vault (and optionally its updated index); clears the cache."""
+        self.vault = vault
+        if index is not None:
+            self.index = index
+        self._cache.clear()
+        self._reset_derived()
+        if self.config.keyword.enabled:
+            self.keyword_index(self.config)
+
+    def clear_cache(self) -> None:
+        """Forget every cached recall."""
+        self._cache.clear()
+
+    def keyword_index(self, cfg: Config) -> KeywordIndex:
+        """The BM25 field index for the configuration's analysis settings (built once)."""
+        key = (cfg.keyword.k1, cfg.keyword.b, cfg.keyword.epsilon, cfg.parse.stem,
+               cfg.parse.stop_words)
+        idx = self._kw.get(key)
+        if idx is None:
+            idx = self._kw[key] = KeywordIndex(
+                list(self.vault.memories.values()), k1=key[0], b=key[1], epsilon=key[2],
+                stem=key[3], stop_words=key[4])
+        return idx
+
+    def _memo(self, name: str, build: Callable[[], Any]) -> Any:
+        if name not in self._derived:
+            self._derived[name] = build()
+        return self._derived[name]
+
+    def topic_keys(self) -> set[str]:
+        return self._memo("topic_keys", lambda: {m.topic_key for m in self.vault.memories.values()
+                                                 if m.topic_key})
+
+    def entity_adjacency(self) -> dict[str, dict[str, float]]:
+        return self._memo("adj", lambda: graph.weighted_adjacency(self.vault.graph))
+
+    def ppr_graph(self) -> graph.PPRGraph:
+        return self._memo("ppr", lambda: graph.PPRGraph(self.entity_adjacency()))
+
+    def memory_entities(self) -> dict[str, set[str]]:
+        """memory id -> the graph entities its edges mention."""
+        def build() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {}
+            for e in self.vault.graph.edges:
+                if e.memory_id:
+                    out.setdefault(e.memory_id, set()).update((e.subject, e.object))
+            return out
+        return self._memo("ments", build)
+
+    def digest_tokens(self) -> list[frozenset[str]]:
+        return self._memo("digests", lambda: [frozenset(analyze(p.text)) for p in self.vault.digests])
+
+    def turns_by_id(self) -> dict[str, Any]:
+        return self._memo("turns", lambda: {t.id: t for t in self.vault.turns})
+
+    def word_sets(self) -> dict[str, frozenset[str]]:
+        """Word sets for MMR's Jaccard similarity: title and summary."""
+        return self._memo("words", lambda: {mid: word_set(f"{m.title} {m.summary}")
+                                            for mid, m in self.vault.memories.items()})
+
+    def memory_vectors(self) -> dict[str, np.ndarray]:
+        """id -> embedding, from the index (empty without one)."""
+        def build() -> dict[str, np.ndarray]:
+            if self.index is None:
+                return {}
+            try:
+                ids, mat = self.index.vectors()
+            except Exception:  # no vectors stored: MMR falls back to Jaccard
+                return {}
+            return {mid: mat[i] for i, mid in enumerate(ids)}
+        return self._memo("vectors", build)
+
+    def signatures(self) -> dict[str, int]:
+        """id -> 256-bit signature: the index's, else computed from the memories."""
+        def build() -> dict[str, int]:
+            if self.index is not None:
+                try:
+                    return dict(self.index.signatures())
+                except Exception:  # fall through to computing them
+                    pass
+            from recall_tui import signature as lsh
+            return {mid: lsh.signature(signature_text(m)) for mid, m in self.vault.memories.items()}
+        return self._memo("sigs", build)
+
+    # --- recall -------------------------------------------------------------------------
+
+    def recall(self, query: str, *, k: int | None = None, now: datetime | None = None,
+               as_of: datetime | None = None, why: Sequence[str] = (), verbosity: str | None = None,
+               config: Config | None = None, topic_key: str | None = None,
+               entity_hints: Sequence[str] = (), filters: Filters | None = None,
+               cancel: Callable[[], bool] | None = None) -> Trace:
+        """Run one recall. Never raises for any query text; raises `Cancelled` when
+        `cancel()` turns True between stages."""
+        t0 = time.perf_counter()
+        cfg = config or self.config
+        pinned_now = _aware(now)
+        now_ = pinned_now or datetime.now(timezone.utc)
+        k_ = cfg.k if k is None else max(0, int(k))
+        verb = verbosity or cfg.verbosity
+        filters = filters or Filters()
+        records: dict[str, StageRecord] = {}
+        query = query if isinstance(query, str) else ("" if query is None else str(query))
+
+        def check() -> None:
+            if cancel is not None and cancel():
+                raise Cancelled()
+
+        def timed(name: str, fn: Callable[[], Out]) -> Out:
+            check()
+            start = time.perf_counter()
+            out = fn()
+            end = time.perf_counter()
+            records[name] = StageRecord(
+                name, (start - t0) * 1000, 0.0 if out.skipped else (end - start) * 1000,
+                out.skipped, out.reason, tuple(out.candidates), tuple(out.dropped),
+                tuple((str(a), str(b)) for a, b in out.info))
+            return out
+
+        # query.parse (+ eligibility of every memory under the effective filters)
+        holder: dict[str, Any] = {}
+
+        def do_parse() -> Out:
+            pq = parse_query(query, cfg)
+            f = filters
+            inline_as_of = None
+            adds: dict[str, list[str]] = {"types": [], "scopes": [], "tags": []}
+            for key, value in pq.inline:
+                if key == "type":
+                    adds["types"].append(value)
+                elif key == "scope":
+                    adds["scopes"].append(value)
+                elif key == "tag":
+                    adds["tags"].append(value)
+                elif key == "source":
+                    f = dataclasses.replace(f, source=value)
+                elif key == "session":
+                    f = dataclasses.replace(f, session_id=value)
+                elif key == "as_of":
+                    inline_as_of = parse_time(value)
+            for name, vals in adds.items():
+                if vals:
+                    f = dataclasses.replace(f, **{name: tuple(getattr(f, name)) + tuple(vals)})
+            as_of_ = _aware(as_of) or inline_as_of
+            fc = filter_stage.effective_filter(cfg.filter, f)
+            st = RecallState(pq, cfg, k_, now_, as_of_, f, topic_key, tuple(entity_hints), verb)
+            st.include_turns = bool(f.include_turns)
+            st.eligible = filter_stage.eligibility(self.vault, fc, now_, as_of_)
+            holder["st"], holder["fc"] = st, fc
+            info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words)),
+                    ("eligible", str(sum(1 for v in st.eligible.values() if v is None)))]
+            info += [(f"inline {a}", b) for a, b in pq.inline]
+            info += [("note", n) for n in pq.notes]
+            return Out(info=info, reason="" if not pq.empty else "no query terms")
+
+        timed("query.parse", do_parse)
+        st: RecallState = holder["st"]
+        cache_key = (query, cfg.hash(), k_, _iso(pinned_now), _iso(st.as_of), filters.key(),
+                     topic_key, tuple(entity_hints), verb, self.fingerprint)
+
+        cached = self._cache.get(cache_key, cfg.cache.ttl_s) if cfg.cache.enabled else None
+        if cached is not None:
+            timed("cache", lambda: Out(reason="cache hit", info=[("entries", str(len(self._cache)))]))
+            cst, hits, timeline = cached
+            for name in STAGE_ORDER:
+                if name not in records:
+                    records[name] = StageRecord(name, (time.perf_counter() - t0) * 1000, 0.0,
+                                                True, "cache hit")
+            return self._trace(cst, records, hits, timeline, why, t0, cache_hit=True)
+        timed("cache", lambda: Out(skipped=not cfg.cache.enabled,
+                                   reason="miss" if cfg.cache.enabled else "disabled by the configuration",
+                                   info=[("entries", str(len(self._cache)))]))
+
+        def channel(name: str) -> None:
+            out = timed(name, lambda: _CHANNEL_STAGES[name](self, st))
+            if not out.skipped:
+                st.channels[name] = list(out.candidates)
+                for c in out.candidates:
+                    st.fate(c.id).channels[name] = (c.rank, c.score)
+            else:
+                st.extra.setdefault("stage_reasons", {})[name] = out.reason
+
+        channel("keyword")
+        channel("fuzzy")
+        sc_start = time.perf_counter()
+        check()
+        short_circuit.decide(self, st)
+        sc_ms = (time.perf_counter() - sc_start) * 1000
+        for name in ("vector", "signature", "topic", "graph"):
+            channel(name)
+        timed("consolidation", lambda: consolidation.run(self, st))
+        timed("turns", lambda: turns.run(self, st))
+        timed("fuse", lambda: fuse.run(self, st))
+        sc_out = short_circuit.run(self, st)
+        records["short-circuit"] = StageRecord(
+            "short-circuit", (sc_start - t0) * 1000, 0.0 if sc_out.skipped else sc_ms,
+            sc_out.skipped, sc_out.reason, (), (), tuple(sc_out.info))
+        timed("hops", lambda: hops.run(self, st))
+        timed("filter", lambda: filter_stage.run(self, st))
+        timed("boosts", lambda: boosts.run(self, st))
+        timed("rerank", lambda: rerank.run(self, st))
+        timed("mmr", lambda: mmr.run(self, st))
+        timed("floor", lambda: floor.run(self, st))
+        timed("enrich", lambda: enrich.run(self, st))
+        hits = self._hits(st)
+        timeline = tuple(TimelineEntry(t, ids) for t, ids in st.timeline)
+        if cfg.cache.enabled:
+            self._cache.put(cache_key, (st, hits, timeline), cfg.cache.max_entries)
+        if cfg.tracking.enabled and self.index is not None and hits:
+            self.index.record_recalls([h.id for h in hits], now_)
+        return self._trace(st, records, hits, timeline, why, t0, cache_hit=False)
+
+    def _hits(self, st: RecallState) -> tuple[Hit, ...]:
+        out = []
+        ecfg = st.cfg.enrich
+        for rank, mid in enumerate(st.hits, 1):
+            m = self.vault.memories[mid]
+            chans = tuple(c.channel for c in st.channel_scores.get(mid, ()))
+            hop = st.hops.get(mid)
+            summary = (lean_summary(m.summary, ecfg.lean_chars) if st.verbosity == "lean"
+                       else lean_summary(m.summary, ecfg.full_chars))
+            notes = []
+            if hop is not None:
+                notes.append(f"1-hop from {hop.from_id}: {st.fused.get(hop.from_id, 0.0):.4g} x "
+                             f"{hop.link_score:g} x {hop.factor:g}")
+            explain = Explanation(
+                channels=tuple(st.channel_scores.get(mid, ())),
+                fused=st.fused.get(mid, st.hop_scores.get(mid, 0.0)),
+                hop=hop,
+                boosts=st.boosts.get(mid, ()),
+                boosted=st.boosted.get(mid, st.score.get(mid, 0.0)),
+                rerank=st.rerank.get(mid),
+                mmr=st.mmr.get(mid),
+                matched_terms=st.matched_terms.get(mid, ()),
+                final=st.final.get(mid, 0.0),
+                notes=tuple(notes),
+            )
+            out.append(Hit(mid, rank, st.final.get(mid, 0.0), m.title, m.type, m.scope, summary,
+                           m.topic_path, chans, "1-hop" if hop else None,
+                           st.staleness.get(mid, "fresh"), m.path, explain,
+                           tuple(st.warnings.get(mid, ()))))
+        return tuple(out)
+
+    def _trace(self, st: RecallState, records: dict[str, StageRecord], hits: tuple[Hit, ...],
+               timeline: tuple[TimelineEntry, ...], why: Sequence[str], t0: float,
+               *, cache_hit: bool) -> Trace:
+        stages = tuple(records[name] for name in STAGE_ORDER)
+        answers = why_mod.answer(self, st, list(dict.fromkeys(why)))
+        return Trace(
+            trace_version=TRACE_VERSION,
+            query=st.query.raw,
+            preset=self.preset,
+            k=st.k,
+            now=_iso(st.now) or "",
+            as_of=_iso(st.as_of),
+            verbosity=st.verbosity,
+            hits=hits,
+            stages=stages,
+            why=answers,
+            turns=tuple(st.turns),
+            timeline=timeline,
+            total_ms=(time.perf_counter() - t0) * 1000,
+            cache_hit=cache_hit,
+            config=st.cfg.to_dict(),
+            config_hash=st.cfg.hash(),
+            vault=self.vault_facts(),
+        )
+
+    def vault_facts(self) -> dict[str, Any]:
+        """Root, counts, index schema and embedder: what a recall ran against."""
+        facts: dict[str, Any] = {
+            "root": str(self.vault.root),
+            "memories": len(self.vault.memories),
+            "problems": len(self.vault.problems),
+            "digests": len(self.vault.digests),
+            "turns": len(self.vault.turns),
+            "fingerprint": self.fingerprint[:16],
+        }
+        if self.index is not None:
+            try:
+                from recall_tui.index import SCHEMA_VERSION
+                facts["index_schema"] = SCHEMA_VERSION
+            except ImportError:
+                facts["index_schema"] = None
+            info = dict(getattr(self.index, "embedder_info", None) or {})
+            facts["embedder"] = info.get("name", "none")
+            facts["model"] = info.get("model", "")
+            facts["dim"] = info.get("dim", 0)
+        else:
+            facts.update(index_schema=None, embedder="none", model="", dim=0)
+        return facts
+
+    # --- load_memory --------------------------------------------------------------------
+
+    def load_memory(self, memory_id: str, verbosity: str = "lean") -> dict[str, Any]:
+        """bastra's load_memory: lean = essential frontmatter + body without the generated
+        `## Related` section; full = the complete frontmatter as written + the raw body.
+        Raises KeyError for an unknown id."""
+        m = self.vault.get(memory_id)
+        if m is None:
+            raise KeyError(f"no memory with id {memory_id!r} in {self.vault.root}")
+        if verbosity == "full":
+            fm = {k: _plain(v) for k, v in m.frontmatter.items()}
+            fm.setdefault("id", m.id)
+            return {"id": m.id, "path": m.path, "verbosity": "full", "frontmatter": fm,
+                    "body": m.body}
+        fm = {
+            "id": m.id, "title": m.title, "type": m.type, "scope": m.scope,
+            "summary": m.summary, "tags": list(m.tags), "topic_path": m.topic_path,
+            "status": m.status, "created": _iso(m.created), "updated": _iso(m.updated),
+        }
+        if m.topic_key:
+            fm["topic_key"] = m.topic_key
+        if m.recall_when:
+            fm["recall_when"] = list(m.recall_when)
+        if m.superseded_by:
+            fm["superseded_by"] = m.superseded_by
+        if m.expires:
+            fm["expires"] = _iso(m.expires)
+        return {"id": m.id, "path": m.path, "verbosity": "lean", "frontmatter": fm,
+                "body": m.body_without_related}
+
+
+def signature_text(m) -> str:
+    """The text a memory's signature is computed from when there is no index: the same
+    text the index signs (`index.embed_text`)."""
+    from recall_tui.index import embed_text
+    return embed_text(m)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return _iso(_aware(v))
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {str(a): _plain(b) for a, b in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
+                config: Config | None = None, progress=None, **kw) -> Engine:
+    """Read the vault, open (build or update) its index with the chosen embedder, load the
+    preset: the one call a front end needs."""
+    from recall_tui.config import load_preset
+    from recall_tui.embed import make_embedder
+    from recall_tui.index import Index
+    from recall_tui.vault import read_vault
+
+    vault = read_vault(vault_path)
+    cfg = config or load_preset(preset, vault.root)
+    emb, _why = make_embedder(embedder)
+    index = Index.open(vault, emb, progress=progress)
+    return Engine(vault, index, cfg, preset=preset, **kw)
+
+
+__all__ = ["CHANNELS", "Engine", "open_engine", "signature_text"]

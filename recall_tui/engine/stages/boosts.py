@@ -1,0 +1,199 @@
+"""boosts: every multiplicative factor of the seeds, each recorded with its reason.
+
+| factor | value | seed |
+|---|---|---|
+| staleness | fresh 1.0 / aging 0.85 / stale 0.5 / expired 0.2 by age since `updated` against the type's windows (past `expires`: expired) | bastra |
+| recency | max(floor, 1 - age/decay_days) x (1 + abs(emotion) x 0.1), age since `updated` | abmind |
+| trust | 0.5 + 0.5 x trust / 3 | abmind |
+| credibility | 1.25 if credibility <= 2, else 1.0 (as the seed states it) | abmind |
+| tier | 1.3 for tier core | abmind |
+| emotion | 1 + abs(emotion) x 0.02 | abmind |
+| recall | 1 + 0.1 x recall count | abmind |
+| relevance | 1.2 when relevance_score (else confidence) > 0 | abmind |
+| spacing | 1.3 if the mean interval between recalls >= 7 days, 1.15 if >= 1 day | abmind |
+| context | 1 + 0.02 (hour bucket) + 0.015 (weekday; half for the same weekday/weekend kind) + 0.03 (topic) | abmind |
+| cross_channel | 0.5 for hits found only by keyword/fuzzy when the vector channel ran | abmind |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from recall_tui.config import BoostsConfig
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.model import Memory
+from recall_tui.trace import BoostFactor, Candidate
+
+LEXICAL = frozenset({"keyword", "fuzzy"})
+BUCKETS = ((0, 6, "night"), (6, 12, "morning"), (12, 18, "afternoon"), (18, 24, "evening"))
+
+
+@dataclass(frozen=True)
+class BoostContext:
+    """What the boosts need to know beyond the memory itself."""
+
+    now: datetime
+    """The recall's time (as_of when given)."""
+    channels: frozenset[str] = frozenset()
+    """Channels that found the memory."""
+    vector_ran: bool = False
+    """Whether the vector channel ran in this recall."""
+    recall_count: int = 0
+    """Past recalls (tool store)."""
+    recall_times: tuple[datetime, ...] = ()
+    """Recent recall times (tool store, at most 20)."""
+    hour: int | None = None
+    """Current hour for the context boost."""
+    weekday: int | None = None
+    """Current weekday (0 = Monday)."""
+    topic: str | None = None
+    """Current topic."""
+
+
+def bucket(hour: int) -> str:
+    """Time-of-day bucket of an hour."""
+    for lo, hi, name in BUCKETS:
+        if lo <= hour < hi:
+            return name
+    return "night"
+
+
+def staleness(m: Memory, now: datetime, cfg) -> tuple[str, float, str]:
+    """(label, age in days, explanation) of a memory's lifecycle stage."""
+    age = (now - m.updated).total_seconds() / 86400
+    if m.expires is not None and m.expires < now:
+        return "expired", age, f"past expires {m.expires.date().isoformat()}"
+    w = cfg.windows.get(m.type) or cfg.windows.get("fact") or [90, 365, 1095]
+    if age < w[0]:
+        return "fresh", age, f"{m.type} {age:.0f}d old < {w[0]}d"
+    if age < w[1]:
+        return "aging", age, f"{m.type} {age:.0f}d old, aging after {w[0]}d"
+    if age < w[2]:
+        return "stale", age, f"{m.type} {age:.0f}d old, stale after {w[1]}d"
+    return "expired", age, f"{m.type} {age:.0f}d old, expired after {w[2]}d"
+
+
+def compute(m: Memory, cfg: BoostsConfig, ctx: BoostContext) -> tuple[list[BoostFactor], str]:
+    """The enabled factors for one memory, and its staleness label."""
+    out: list[BoostFactor] = []
+    label, age, why = staleness(m, ctx.now, cfg.staleness)
+    if cfg.staleness.enabled:
+        out.append(BoostFactor("staleness", getattr(cfg.staleness, label), f"{label}: {why}"))
+    e = abs(m.emotion)
+    if cfg.recency.enabled:
+        r = cfg.recency
+        base = max(r.floor, 1 - max(age, 0.0) / r.decay_days)
+        v = base * (1 + e * r.emotion)
+        out.append(BoostFactor("recency", v, f"max({r.floor:g}, 1 - {age:.0f}/{r.decay_days:g}) "
+                               f"x (1 + {e:g} x {r.emotion:g})"))
+    if cfg.trust.enabled:
+        out.append(BoostFactor("trust", 0.5 + 0.5 * m.trust / 3, f"trust {m.trust:g}: 0.5 + 0.5 x {m.trust:g}/3"))
+    if cfg.credibility.enabled:
+        c = cfg.credibility
+        hit = m.credibility <= c.threshold
+        out.append(BoostFactor("credibility", c.factor if hit else 1.0,
+                               f"credibility {m.credibility:g} {'<=' if hit else '>'} {c.threshold:g}"))
+    if cfg.tier.enabled:
+        core = m.tier == "core"
+        out.append(BoostFactor("tier", cfg.tier.core if core else 1.0, f"tier {m.tier}"))
+    if cfg.emotion.enabled:
+        out.append(BoostFactor("emotion", 1 + e * cfg.emotion.per_unit,
+                               f"|emotion| {e:g} x {cfg.emotion.per_unit:g}"))
+    if cfg.recall.enabled:
+        out.append(BoostFactor("recall", 1 + cfg.recall.per_recall * ctx.recall_count,
+                               f"recalled {ctx.recall_count} times"))
+    if cfg.relevance.enabled:
+        rel = m.extra.get("relevance_score", m.confidence)
+        try:
+            relv = float(rel) if rel is not None else 0.0
+        except (TypeError, ValueError):
+            relv = 0.0
+        out.append(BoostFactor("relevance", 1 + cfg.relevance.amount if relv > 0 else 1.0,
+                               f"relevance {relv:g} {'> 0' if relv > 0 else '<= 0'}"))
+    if cfg.spacing.enabled:
+        times = sorted(ctx.recall_times)
+        if len(times) >= 2:
+            avg = (times[-1] - times[0]).total_seconds() / 86400 / (len(times) - 1)
+            v = cfg.spacing.week if avg >= 7 else cfg.spacing.day if avg >= 1 else 1.0
+            out.append(BoostFactor("spacing", v, f"mean interval {avg:.1f}d over {len(times)} recalls"))
+        else:
+            out.append(BoostFactor("spacing", 1.0, f"{len(times)} recall(s): no interval"))
+    if cfg.context.enabled:
+        c = cfg.context
+        add = 0.0
+        parts = []
+        if ctx.hour is not None and bucket(m.created.hour) == bucket(ctx.hour):
+            add += c.hour
+            parts.append(f"{bucket(ctx.hour)} +{c.hour:g}")
+        if ctx.weekday is not None:
+            wd = m.created.weekday()
+            if wd == ctx.weekday:
+                add += c.weekday
+                parts.append(f"same weekday +{c.weekday:g}")
+            elif (wd >= 5) == (ctx.weekday >= 5):
+                add += c.weekday / 2
+                parts.append(f"same {'weekend' if wd >= 5 else 'weekday'} kind +{c.weekday / 2:g}")
+        if ctx.topic and (m.topic_key == ctx.topic or m.topic_path.startswith(ctx.topic)):
+            add += c.topic
+            parts.append(f"topic {ctx.topic} +{c.topic:g}")
+        out.append(BoostFactor("context", 1 + add, ", ".join(parts) or "no context match"))
+    if cfg.cross_channel.enabled:
+        lexical_only = bool(ctx.channels) and ctx.channels <= LEXICAL
+        if ctx.vector_ran and lexical_only:
+            out.append(BoostFactor("cross_channel", cfg.cross_channel.penalty,
+                                   "found only by keyword/fuzzy, not confirmed by vector"))
+        else:
+            out.append(BoostFactor("cross_channel", 1.0,
+                                   "vector did not run" if not ctx.vector_ran else "confirmed"))
+    return out, label
+
+
+def apply(score: float, factors: list[BoostFactor]) -> float:
+    """score x every `mul` factor + every `add` amount."""
+    s = score
+    for f in factors:
+        if f.mode == "mul":
+            s *= f.value
+    for f in factors:
+        if f.mode == "add":
+            s += f.value
+    return s
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.boosts
+    vault = engine.vault
+    st.pre_boost_rank = {mid: i for i, mid in enumerate(st.order, 1)}
+    t = st.as_of or st.now
+    hour = st.filters.context_hour if st.filters.context_hour is not None else t.hour
+    wday = st.filters.context_weekday if st.filters.context_weekday is not None else t.weekday()
+    topic = st.filters.context_topic
+    need_stats = cfg.recall.enabled or cfg.spacing.enabled
+    for mid in st.order:
+        m = vault.memories[mid]
+        chans = frozenset(c.channel for c in st.channel_scores.get(mid, ()))
+        count, times = 0, ()
+        if need_stats and engine.index is not None:
+            try:
+                rs = engine.index.recall_stats(mid)
+                count, times = int(rs.count), tuple(rs.times)
+            except Exception:  # a missing store means no history, not a failed recall
+                count, times = 0, ()
+        ctx = BoostContext(t, chans, st.vector_ran, count, times, hour, wday, topic)
+        factors, label = compute(m, cfg, ctx)
+        st.staleness[mid] = label
+        st.boosts[mid] = tuple(factors)
+        st.boosted[mid] = apply(st.score[mid], factors)
+    st.score = dict(st.boosted)
+    st.order = sorted(st.order, key=lambda mid: (-st.score[mid], -vault.memories[mid].updated.timestamp(), mid))
+    enabled = [n for n in ("staleness", "recency", "trust", "credibility", "tier", "emotion",
+                           "recall", "relevance", "spacing", "context", "cross_channel")
+               if getattr(cfg, n).enabled]
+    out = Out(info=[("enabled", " ".join(enabled) or "(none)")])
+    if not enabled:
+        out.reason = "no boost enabled"
+    for rank, mid in enumerate(st.order, 1):
+        prod = " ".join(f"{f.name}x{f.value:.3g}" for f in st.boosts[mid] if f.value != 1.0)
+        out.candidates.append(Candidate(mid, st.score[mid], rank, prod))
+    return out

@@ -1,0 +1,116 @@
+"""filter: drop what must never be recalled, and apply the per-call filters.
+
+Eligibility is decided once per recall for every memory (`filter_reason`), so the
+short-circuit can count only eligible results, and the filter stage then drops the fused
+candidates that are not eligible, each with its reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from recall_tui.config import FilterConfig
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.model import Memory, Role, Vault
+
+
+def effective_filter(cfg: FilterConfig, call) -> FilterConfig:
+    """The configuration's filter overridden by the call's `Filters` (inline filters included)."""
+    changes = {}
+    for name in ("types", "scopes", "tags"):
+        v = getattr(call, name)
+        if v:
+            changes[name] = tuple(v)
+    for name in ("session_id", "source"):
+        v = getattr(call, name)
+        if v:
+            changes[name] = v
+    for name in ("include_superseded", "include_inbox", "include_expired"):
+        v = getattr(call, name)
+        if v is not None:
+            changes[name] = bool(v)
+    return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
+def _iso(dt: datetime) -> str:
+    return dt.isoformat().replace("+00:00", "Z")
+
+
+def current_as_of(vault: Vault, memory_id: str, t: datetime) -> str | None:
+    """The member of the memory's supersession chain that was current at t (the newest one
+    ingested by then), or None when it has no chain."""
+    chain = vault.chain_of(memory_id)
+    if chain is None:
+        return None
+    current = None
+    for cid in chain.ids:
+        m = vault.get(cid)
+        if m is not None and m.ingested_at <= t:
+            current = cid
+    return current
+
+
+def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
+                  as_of: datetime | None) -> str | None:
+    """Why `m` may not be recalled under these filters, or None when it may."""
+    if m.role is Role.ARCHIVE:
+        return "in _archive/ (never recalled)"
+    if m.role is Role.INBOX and not fc.include_inbox:
+        return "in _inbox/ (include_inbox is off)"
+    if m.status == "archived" and not fc.include_archived:
+        return "status archived"
+    t = as_of if as_of is not None else now
+    if as_of is not None or fc.bitemporal:
+        if m.ingested_at > t:
+            return f"not ingested as of {_iso(t)} (ingested_at {_iso(m.ingested_at)})"
+        if m.valid_from is not None and m.valid_from > t:
+            return f"not valid as of {_iso(t)} (valid_from {_iso(m.valid_from)})"
+        if m.valid_to is not None and m.valid_to <= t:
+            return f"not valid as of {_iso(t)} (valid_to {_iso(m.valid_to)})"
+    if not fc.include_superseded:
+        chain = vault.chain_of(m.id)
+        if as_of is not None and chain is not None:
+            cur = current_as_of(vault, m.id, as_of)
+            if cur is not None and cur != m.id:
+                return f"superseded as of {_iso(as_of)} by {cur}"
+        elif m.status == "superseded":
+            by = m.superseded_by or (chain.head if chain else None)
+            return f"superseded by {by}" if by else "status superseded"
+        elif chain is not None and chain.head != m.id:
+            return f"superseded by {chain.head} (not the head of its chain)"
+    if m.expires is not None and m.expires < t and not fc.include_expired:
+        return f"expired {_iso(m.expires)}"
+    if fc.types and m.type not in fc.types:
+        return f"type {m.type} not in the type filter ({', '.join(fc.types)})"
+    if fc.scopes and m.scope not in fc.scopes:
+        return f"scope {m.scope} not in the scope filter ({', '.join(fc.scopes)})"
+    if fc.tags and not set(fc.tags) & set(m.tags):
+        return f"no tag of the tag filter ({', '.join(fc.tags)})"
+    if fc.session_id and m.session_id != fc.session_id:
+        return f"session {m.session_id or '(none)'} is not {fc.session_id}"
+    if fc.source and m.source != fc.source:
+        return f"source {m.source or '(none)'} is not {fc.source}"
+    return None
+
+
+def eligibility(vault: Vault, fc: FilterConfig, now: datetime,
+                as_of: datetime | None) -> dict[str, str | None]:
+    """filter_reason for every memory of the vault."""
+    return {mid: filter_reason(m, vault, fc, now, as_of) for mid, m in vault.memories.items()}
+
+
+def run(engine, st: RecallState) -> Out:
+    """Drop the ineligible candidates from the current ranking."""
+    out = Out()
+    kept = []
+    for mid in st.order:
+        reason = st.eligible.get(mid, "unknown id")
+        if reason is None:
+            kept.append(mid)
+        else:
+            out.dropped.append(st.drop(mid, "filter", reason))
+    st.order = kept
+    out.info.append(("kept", str(len(kept))))
+    out.info.append(("dropped", str(len(out.dropped))))
+    return out

@@ -1,0 +1,56 @@
+"""floor (bastra): put scores on the reported scale, drop those under the floor, cut at k.
+Never pads.
+
+Scales: `fusion_max` reports 100 x score / (the best fused score possible in this recall:
+rank 1 in every channel that ran, weights included; 1.0 = a+b in linear mode), so bastra's
+bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
+100 x score / the best hit's score; `raw` reports the boosted score itself.
+"""
+
+from __future__ import annotations
+
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.trace import Candidate
+
+
+def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, float]:
+    """Scores on the reported scale."""
+    if how == "raw":
+        return dict(scores)
+    if how == "top":
+        top = max(scores.values(), default=0.0)
+        return {k: (100 * v / top if top > 0 else 0.0) for k, v in scores.items()}
+    return {k: 100 * v / (fusion_max or 1.0) for k, v in scores.items()}
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.floor
+    st.final = scale({mid: st.score[mid] for mid in st.order}, cfg.scale, st.fusion_max)
+    floor = st.filters.min_score if st.filters.min_score is not None else (
+        cfg.min_score if cfg.enabled else None)
+    out = Out(info=[("scale", cfg.scale), ("k", str(st.k)),
+                    ("floor", "off" if floor is None else f"{floor:g}")])
+    passing = []
+    for mid in st.order:
+        if floor is not None and st.final[mid] < floor:
+            out.dropped.append(st.drop(mid, "floor", f"score {st.final[mid]:.1f} < floor {floor:g}"))
+        else:
+            passing.append(mid)
+    beyond = st.cfg.hops.beyond_k
+    direct = [mid for mid in passing if not (beyond and mid in st.hops)]
+    kept = direct[: st.k]
+    for rank, mid in enumerate(direct[st.k:], st.k + 1):
+        out.dropped.append(st.drop(mid, "floor", f"rank {rank} > k={st.k}"))
+    if beyond:
+        parents = set(kept)
+        for mid in passing:
+            if mid in st.hops:
+                if st.hops[mid].from_id in parents:
+                    kept.append(mid)
+                else:
+                    out.dropped.append(st.drop(mid, "floor", f"its parent {st.hops[mid].from_id} "
+                                                             "is not among the hits"))
+    st.hits = kept
+    for rank, mid in enumerate(kept, 1):
+        out.candidates.append(Candidate(mid, st.final[mid], rank))
+    return out

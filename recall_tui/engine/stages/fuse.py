@@ -1,0 +1,93 @@
+"""fuse: weighted reciprocal rank fusion, or MemoryVault's linear merge.
+
+RRF: `score = sum over channels of w_c / (rrf_k + rank_c)`.
+
+Linear (MemoryVault): `score = linear_similarity x cosine + linear_keyword x share`, where
+`share` is how MemoryVault normalises its keyword_match_count: the distinct query terms the
+memory matched in any weighted keyword field, divided by the distinct query terms (0..1).
+Channels other than vector and keyword add `linear_keyword x w_c x raw / best raw of c`, so
+they rank with keyword-like evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.trace import CHANNELS, Candidate, ChannelScore
+
+
+def rrf(rankings: Mapping[str, Sequence[tuple[str, float, int]]], weights: Mapping[str, float],
+        k: int) -> dict[str, tuple[float, list[ChannelScore]]]:
+    """Fuse channel rankings [(id, raw, rank)] into {id: (score, channel scores)}."""
+    out: dict[str, tuple[float, list[ChannelScore]]] = {}
+    for ch, rows in rankings.items():
+        w = weights.get(ch, 1.0)
+        for mid, raw, rank in rows:
+            c = w / (k + rank)
+            score, parts = out.get(mid, (0.0, []))
+            parts.append(ChannelScore(ch, raw, rank, w, c))
+            out[mid] = (score + c, parts)
+    return out
+
+
+def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
+           keyword_share: Mapping[str, float], weights: Mapping[str, float],
+           a: float, b: float) -> dict[str, tuple[float, list[ChannelScore]]]:
+    """MemoryVault's merge: a x cosine + b x keyword share (+ other channels, see module doc)."""
+    out: dict[str, tuple[float, list[ChannelScore]]] = {}
+    for ch, rows in rankings.items():
+        best = max((abs(r[1]) for r in rows), default=0.0) or 1.0
+        for mid, raw, rank in rows:
+            if ch == "vector":
+                w, c = a, a * raw
+            elif ch == "keyword":
+                w, c = b, b * keyword_share.get(mid, 0.0)
+            else:
+                w = b * weights.get(ch, 1.0)
+                c = w * raw / best
+            score, parts = out.get(mid, (0.0, []))
+            parts.append(ChannelScore(ch, raw, rank, w, c))
+            out[mid] = (score + c, parts)
+    return out
+
+
+def keyword_shares(st: RecallState) -> dict[str, float]:
+    """Matched distinct query terms / distinct query terms, per memory."""
+    n = len(set(st.query.terms)) or 1
+    return {mid: len({t for mt in mts for t in mt.terms}) / n
+            for mid, mts in st.matched_terms.items()}
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.fuse
+    rankings = {ch: [(c.id, c.score, c.rank) for c in st.channels[ch]]
+                for ch in CHANNELS if ch in st.channels}
+    weights = {ch: float(getattr(cfg.weights, ch)) for ch in CHANNELS}
+    if cfg.method == "linear":
+        fused = linear(rankings, keyword_shares(st), weights, cfg.linear_similarity,
+                       cfg.linear_keyword)
+        best = (cfg.linear_similarity if "vector" in rankings else 0.0)
+        best += cfg.linear_keyword * (1 + sum(weights[c] for c in rankings
+                                              if c not in ("vector", "keyword")))
+        if "keyword" not in rankings:
+            best -= cfg.linear_keyword
+        st.fusion_max = best if best > 0 else 1.0
+    else:
+        fused = rrf(rankings, weights, cfg.rrf_k)
+        st.fusion_max = sum(weights[c] / (cfg.rrf_k + 1) for c in rankings) or 1.0
+    vault = engine.vault
+    order = sorted(fused, key=lambda mid: (-fused[mid][0],
+                                           -vault.memories[mid].updated.timestamp(), mid))
+    st.fused = {mid: fused[mid][0] for mid in order}
+    st.channel_scores = {mid: fused[mid][1] for mid in order}
+    st.order = order
+    st.score = dict(st.fused)
+    out = Out(info=[("method", cfg.method), ("channels", " ".join(rankings) or "(none)"),
+                    ("fusion_max", f"{st.fusion_max:.6f}")])
+    if cfg.method != "linear":
+        out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
+    for rank, mid in enumerate(order, 1):
+        chs = "+".join(p.channel for p in st.channel_scores[mid])
+        out.candidates.append(Candidate(mid, st.fused[mid], rank, chs))
+    return out

@@ -1,0 +1,60 @@
+"""fuzzy: abmind's three FTS5 sub-queries over the index.
+
+1. porter: a stemmed FTS5 match of any query word (`"w1" OR "w2"`);
+2. trigram: substring/typo-tolerant trigram match on the content, diacritics stripped;
+3. original: trigram on the `original` column, only while results < limit.
+
+Results are de-duplicated by id in that order; each candidate's note names its sub-query.
+"""
+
+from __future__ import annotations
+
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.text import fold
+from recall_tui.trace import Candidate
+
+
+def fts_match(words) -> str:
+    """An FTS5 MATCH expression: any of the words, each quoted (so no word is an operator)."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.fuzzy
+    if not cfg.enabled:
+        return Out(skipped=True, reason="disabled by the configuration")
+    if engine.index is None:
+        return Out(skipped=True, reason="no index")
+    if st.query.empty:
+        return Out(skipped=True, reason="no query terms")
+    limit = cfg.limit or st.k
+    found: dict[str, tuple[float, str]] = {}
+    info: list[tuple[str, str]] = [("limit", str(limit))]
+    text = fold(st.query.text)
+
+    def take(name: str, fn) -> None:
+        try:
+            rows = fn()
+        except Exception as exc:  # a malformed match must not fail the recall
+            info.append((name, f"failed: {exc}"))
+            return
+        new = 0
+        for mid, score in rows:
+            if mid not in found and mid in engine.vault.memories:
+                found[mid] = (float(score), name)
+                new += 1
+        info.append((name, f"{len(rows)} rows, {new} new"))
+
+    if cfg.porter:
+        take("porter", lambda: engine.index.fts(fts_match(st.query.words), limit))
+    if cfg.trigram:
+        take("trigram", lambda: engine.index.fts_trigram(text, limit, column="content"))
+    if cfg.original_fallback:
+        if len(found) < limit:
+            take("original", lambda: engine.index.fts_trigram(text, limit, column="original"))
+        else:
+            info.append(("original", "not needed (limit reached)"))
+    out = Out(info=info)
+    for rank, (mid, (score, sub)) in enumerate(found.items(), 1):
+        out.candidates.append(Candidate(mid, score, rank, sub))
+    return out

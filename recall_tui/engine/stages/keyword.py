@@ -1,0 +1,47 @@
+"""keyword: BM25 over weighted fields (bastra's MiniSearch weights), matched terms per field."""
+
+from __future__ import annotations
+
+from recall_tui.engine.bm25 import FIELDS
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.trace import Candidate, MatchedTerms
+
+
+def field_weights(cfg) -> dict[str, float]:
+    """The keyword section's weight per field."""
+    return {f: float(getattr(cfg.keyword, f)) for f in FIELDS}
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.keyword
+    if not cfg.enabled:
+        return Out(skipped=True, reason="disabled by the configuration")
+    if st.query.empty:
+        return Out(skipped=True, reason="no query terms")
+    weights = field_weights(st.cfg)
+    kidx = engine.keyword_index(st.cfg)
+    res = kidx.search(st.query.terms, weights)
+    ids = kidx.ids
+    vault = engine.vault
+    docs = list(res.matched)
+    docs.sort(key=lambda d: (-res.total[d], -vault.memories[ids[d]].updated.timestamp(), ids[d]))
+    tw = st.query.term_words
+    out = Out()
+    for rank, d in enumerate(docs, 1):
+        mid = ids[d]
+        st.keyword_all[mid] = float(res.total[d])
+        mt = tuple(
+            MatchedTerms(f, tuple(tw.get(t, t) for t in terms), weights[f])
+            for f, terms in sorted(res.matched[d].items(), key=lambda kv: FIELDS.index(kv[0]))
+        )
+        st.matched_terms[mid] = mt
+        if rank <= cfg.limit:
+            note = "; ".join(f"{m.field}: {' '.join(m.terms)}" for m in mt)
+            out.candidates.append(Candidate(mid, float(res.total[d]), rank, note))
+    out.info = [
+        ("terms", " ".join(st.query.terms)),
+        ("fields", " ".join(f"{f}x{w:g}" for f, w in weights.items() if w)),
+        ("matched", str(len(docs))),
+        ("limit", str(cfg.limit)),
+    ]
+    return out

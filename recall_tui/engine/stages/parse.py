@@ -1,0 +1,72 @@
+"""query.parse: tokenise, fold, drop stop words, stem; read inline filters.
+
+Inline filters are `key:value` words anywhere in the query; they are removed from the text
+that the channels search:
+
+| filter | effect |
+|---|---|
+| `type:decision` | only memories of that type (repeat for several) |
+| `scope:project:billing` | only that scope (everything after the first colon is the value) |
+| `tag:postgres` | only memories carrying that tag |
+| `source:claude-code` | only memories written by that source |
+| `session:s-417` | only memories of that session |
+| `as_of:2026-03-01` | bi-temporal as-of time (ISO date or datetime; UTC when no zone) |
+| `topic:user.diet` | exact topic_key for the topic channel |
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from recall_tui.config import Config
+from recall_tui.engine.state import ParsedQuery
+from recall_tui.text import STOP_WORDS, analyze, porter_stem, words
+
+INLINE_KEYS = ("type", "scope", "tag", "source", "session", "as_of", "topic")
+_INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):(\S+)", re.IGNORECASE)
+_TOPIC_KEY = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)+$")
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO date or datetime as an aware datetime (UTC when no zone is given)."""
+    v = value.strip()
+    if v.endswith("Z"):
+        v = v[:-1] + "+00:00"
+    dt = datetime.fromisoformat(v)
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def parse_query(raw: str, cfg: Config) -> ParsedQuery:
+    """Analyse a query. Never raises: bad inline values become notes."""
+    raw = raw if isinstance(raw, str) else str(raw)
+    inline: list[tuple[str, str]] = []
+    notes: list[str] = []
+    text = raw
+    if cfg.parse.inline_filters:
+        for m in _INLINE.finditer(raw):
+            key, value = m.group(1).lower(), m.group(2)
+            if key == "as_of":
+                try:
+                    parse_time(value)
+                except ValueError:
+                    notes.append(f"as_of:{value} is not an ISO date; ignored")
+                    continue
+            inline.append((key, value))
+        text = _INLINE.sub(" ", raw)
+        text = " ".join(text.split())
+    terms = analyze(text, stem=cfg.parse.stem, stop_words=cfg.parse.stop_words)
+    ws: list[str] = []
+    term_words: dict[str, str] = {}
+    for w in words(text):
+        if cfg.parse.stop_words and w in STOP_WORDS:
+            continue
+        if w not in ws:
+            ws.append(w)
+        term_words.setdefault(porter_stem(w) if cfg.parse.stem else w, w)
+    return ParsedQuery(raw, text, tuple(terms), tuple(ws), term_words, tuple(inline), tuple(notes))
+
+
+def looks_like_topic_key(text: str) -> bool:
+    """A dotted lower-case key such as `user.diet`."""
+    return bool(_TOPIC_KEY.match(text.strip()))

@@ -1,0 +1,36 @@
+"""short-circuit (abmind): when the cheap source channel alone returns >= k eligible results,
+the costly channels (vector, signature) are skipped. The decision is taken right after the
+source channel ran, before those channels would run; this record explains it."""
+
+from __future__ import annotations
+
+from recall_tui.engine.state import Out, RecallState
+
+
+def decide(engine, st: RecallState) -> None:
+    """Take the decision (called by the pipeline before the vector stage)."""
+    cfg = st.cfg.short_circuit
+    if not cfg.enabled:
+        st.short_circuit = (False, "disabled by the configuration", 0)
+        return
+    src = st.channels.get(cfg.source)
+    if src is None:
+        st.short_circuit = (False, f"source channel {cfg.source} did not run", 0)
+        return
+    n = sum(1 for c in src if st.eligible.get(c.id, "x") is None)
+    if n >= st.k:
+        why = f"short-circuit: {cfg.source} returned {n} eligible results >= k={st.k}"
+        for ch in cfg.skip:
+            st.skip_channels[ch] = why
+        st.short_circuit = (True, why + f"; skipped {', '.join(cfg.skip)}", n)
+    else:
+        st.short_circuit = (False, f"{cfg.source} returned {n} eligible results < k={st.k}; "
+                            f"{', '.join(cfg.skip)} run", n)
+
+
+def run(engine, st: RecallState) -> Out:
+    fired, why, n = st.short_circuit
+    info = [("fired", "yes" if fired else "no"), ("source_count", str(n)), ("k", str(st.k))]
+    if not st.cfg.short_circuit.enabled:
+        return Out(skipped=True, reason=why, info=info)
+    return Out(reason=why, info=info)

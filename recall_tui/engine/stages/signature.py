@@ -1,0 +1,31 @@
+"""signature: 256-bit LSH signatures, Hamming similarity, no model needed (abmind Ss)."""
+
+from __future__ import annotations
+
+from recall_tui import signature as lsh
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.trace import Candidate
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.signature
+    if not cfg.enabled:
+        return Out(skipped=True, reason="disabled by the configuration")
+    if "signature" in st.skip_channels:
+        return Out(skipped=True, reason=st.skip_channels["signature"])
+    if st.query.empty:
+        return Out(skipped=True, reason="no query terms")
+    q = lsh.signature(st.query.text)
+    if q == 0:
+        return Out(skipped=True, reason="no content words for a signature")
+    sigs = engine.signatures()
+    sims = [(mid, lsh.hamming_similarity(q, s)) for mid, s in sigs.items()
+            if mid in engine.vault.memories]
+    passing = [x for x in sims if x[1] >= cfg.min_similarity]
+    passing.sort(key=lambda x: (-x[1], x[0]))
+    st.extra["signature_sims"] = dict(sims)
+    out = Out(info=[("compared", str(len(sims))), ("min", f"{cfg.min_similarity:g}"),
+                    ("passing", str(len(passing))), ("cap", str(cfg.cap))])
+    for rank, (mid, sim) in enumerate(passing[: cfg.cap], 1):
+        out.candidates.append(Candidate(mid, sim, rank, f"hamming sim {sim:.3f}"))
+    return out

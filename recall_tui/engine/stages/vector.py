@@ -1,0 +1,72 @@
+"""vector: kNN over the memory embeddings (best effort: no embedder, no vectors or a
+dimension mismatch skip it with the reason, never fail the recall)."""
+
+from __future__ import annotations
+
+import time
+
+from recall_tui.engine.state import Out, RecallState
+from recall_tui.trace import Candidate
+
+
+def query_vector(engine, st: RecallState):
+    """Embed the query once per recall (the index caches embeddings too). Returns
+    (vector or None, reason when None)."""
+    if "qvec" in st.extra:
+        return st.extra["qvec"], st.extra.get("qvec_reason", "")
+    vec, reason = None, ""
+    if engine.index is None:
+        reason = "no index"
+    elif st.query.empty:
+        reason = "no query terms"
+    else:
+        t0 = time.perf_counter()
+        try:
+            vec = engine.index.embed_query(st.query.text)
+        except Exception as exc:  # the embedder died: degrade, as the seeds require
+            vec, reason = None, f"embedder failed: {exc}"
+        st.extra["embed_ms"] = (time.perf_counter() - t0) * 1000
+        if vec is None and not reason:
+            reason = "no embedder"
+        if vec is not None:
+            dim = int((engine.index.embedder_info or {}).get("dim") or 0)
+            if dim and vec.shape[-1] != dim:
+                reason = f"dimension mismatch: query {vec.shape[-1]} vs index {dim}"
+                vec = None
+    st.extra["qvec"], st.extra["qvec_reason"] = vec, reason
+    return vec, reason
+
+
+def run(engine, st: RecallState) -> Out:
+    cfg = st.cfg.vector
+    if not cfg.enabled:
+        return Out(skipped=True, reason="disabled by the configuration")
+    if "vector" in st.skip_channels:
+        return Out(skipped=True, reason=st.skip_channels["vector"])
+    vec, reason = query_vector(engine, st)
+    if vec is None:
+        return Out(skipped=True, reason=reason)
+    want = st.k * max(1, cfg.overfetch)
+    try:
+        rows = engine.index.vector_search(vec, want)
+    except Exception as exc:
+        return Out(skipped=True, reason=f"vector search failed: {exc}")
+    st.vector_ran = True
+    st.extra["vector_sims"] = {mid: float(s) for mid, s in rows}
+    out = Out(info=[("fetch", str(want)), ("threshold", f"{cfg.threshold:g}"),
+                    ("embed_ms", f"{st.extra.get('embed_ms', 0.0):.1f}")])
+    rank = 0
+    under = 0
+    for mid, sim in rows:
+        m = engine.vault.get(mid)
+        if m is None:
+            continue
+        if sim < cfg.threshold:
+            under += 1
+            continue
+        if m.type in cfg.skip_types:
+            continue
+        rank += 1
+        out.candidates.append(Candidate(mid, float(sim), rank, f"cos {sim:.3f}"))
+    out.info.append(("under_threshold", str(under)))
+    return out

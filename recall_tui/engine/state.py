@@ -1,0 +1,179 @@
+"""The records passed between stages: per-call filters, the parsed query, a stage's output,
+and the mutable state of one recall (private to the engine; the public result is a Trace).
+Headless."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from recall_tui.config import Config
+from recall_tui.trace import (
+    BoostFactor,
+    Candidate,
+    ChannelScore,
+    Dropped,
+    HopInfo,
+    MatchedTerms,
+    MMRStep,
+    TurnHit,
+)
+
+
+class Cancelled(Exception):
+    """Raised by `Engine.recall` when its `cancel` callable returned True between stages;
+    the caller (a UI worker) drops the recall."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Per-call filters and context; None / empty means "use the configuration"."""
+
+    types: tuple[str, ...] = ()
+    """Only these memory types."""
+    scopes: tuple[str, ...] = ()
+    """Only these scopes."""
+    tags: tuple[str, ...] = ()
+    """Only memories with one of these tags."""
+    session_id: str | None = None
+    """Only memories of this session."""
+    source: str | None = None
+    """Only memories written by this source."""
+    include_superseded: bool | None = None
+    """Keep superseded memories."""
+    include_inbox: bool | None = None
+    """Keep `_inbox/` memories."""
+    include_expired: bool | None = None
+    """Keep memories past `expires`."""
+    include_turns: bool | None = None
+    """Also search raw transcript turns."""
+    min_score: float | None = None
+    """Per-call score floor (bastra `min_score`), on the reported scale."""
+    context_hour: int | None = None
+    """Current hour 0-23 for the context boost (default: the recall time's hour)."""
+    context_weekday: int | None = None
+    """Current weekday 0=Monday for the context boost (default: the recall time's)."""
+    context_topic: str | None = None
+    """Current conversation topic for the context boost (a topic_key or topic_path prefix)."""
+
+    def key(self) -> tuple:
+        """A hashable form for the cache key."""
+        return tuple(getattr(self, f) for f in self.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """The query after query.parse."""
+
+    raw: str
+    """The text as typed."""
+    text: str
+    """The text with inline filters removed."""
+    terms: tuple[str, ...]
+    """Analysed terms (folded, stop words out, stemmed), duplicates kept."""
+    words: tuple[str, ...]
+    """Distinct folded content words, unstemmed (for FTS5 and entity matching)."""
+    term_words: dict[str, str] = field(default_factory=dict, hash=False)
+    """stem -> the query word it came from (to show matched terms as typed)."""
+    inline: tuple[tuple[str, str], ...] = ()
+    """Inline filters read from the query, as (key, value)."""
+    notes: tuple[str, ...] = ()
+    """Parse remarks (e.g. an as_of that is not a date)."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+@dataclass
+class Out:
+    """What a stage function hands back; the pipeline adds the timing."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    info: list[tuple[str, str]] = field(default_factory=list)
+    skipped: bool = False
+    reason: str = ""
+
+
+@dataclass
+class Fate:
+    """How one memory went through the pipeline (for `why`)."""
+
+    channels: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """channel -> (rank, raw score)."""
+    stage: str | None = None
+    """Stage that removed it, if any."""
+    reason: str = ""
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RecallState:
+    """Everything one recall knows, stage by stage."""
+
+    query: ParsedQuery
+    cfg: Config
+    k: int
+    now: datetime
+    as_of: datetime | None
+    filters: Filters
+    topic_key: str | None
+    entity_hints: tuple[str, ...]
+    verbosity: str
+    channels: dict[str, list[Candidate]] = field(default_factory=dict)
+    """Ranked candidates of each channel that ran."""
+    channel_notes: dict[str, dict[str, str]] = field(default_factory=dict)
+    matched_terms: dict[str, tuple[MatchedTerms, ...]] = field(default_factory=dict)
+    keyword_all: dict[str, float] = field(default_factory=dict)
+    """Every memory matching a query term, with its keyword score (beyond the limit too)."""
+    eligible: dict[str, str | None] = field(default_factory=dict)
+    """id -> the filter reason that drops it, or None."""
+    skip_channels: dict[str, str] = field(default_factory=dict)
+    """Channels the short-circuit decided to skip, with the reason."""
+    short_circuit: tuple[bool, str, int] = (False, "", 0)
+    """(skipped, explanation, source count)."""
+    qvec: np.ndarray | None = None
+    vector_ran: bool = False
+    vector_note: str = ""
+    fused: dict[str, float] = field(default_factory=dict)
+    channel_scores: dict[str, list[ChannelScore]] = field(default_factory=dict)
+    fusion_max: float = 1.0
+    """The best possible fused score (100 on the `fusion_max` scale)."""
+    hops: dict[str, HopInfo] = field(default_factory=dict)
+    hop_scores: dict[str, float] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    """The current ranking."""
+    score: dict[str, float] = field(default_factory=dict)
+    """The current score of each id in `order`."""
+    pre_boost_rank: dict[str, int] = field(default_factory=dict)
+    boosts: dict[str, tuple[BoostFactor, ...]] = field(default_factory=dict)
+    boosted: dict[str, float] = field(default_factory=dict)
+    staleness: dict[str, str] = field(default_factory=dict)
+    rerank: dict[str, float] = field(default_factory=dict)
+    mmr: dict[str, MMRStep] = field(default_factory=dict)
+    pre_mmr_rank: dict[str, int] = field(default_factory=dict)
+    final: dict[str, float] = field(default_factory=dict)
+    hits: list[str] = field(default_factory=list)
+    fates: dict[str, Fate] = field(default_factory=dict)
+    consolidation: list[Candidate] = field(default_factory=list)
+    turns: list[TurnHit] = field(default_factory=list)
+    include_turns: bool = False
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    timeline: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def fate(self, memory_id: str) -> Fate:
+        f = self.fates.get(memory_id)
+        if f is None:
+            f = self.fates[memory_id] = Fate()
+        return f
+
+    def drop(self, memory_id: str, stage: str, reason: str) -> Dropped:
+        f = self.fate(memory_id)
+        if f.stage is None:
+            f.stage, f.reason = stage, reason
+        return Dropped(memory_id, reason)

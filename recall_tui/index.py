@@ -1,0 +1,1096 @@
+"""The vault's index: one SQLite file (FTS5, sqlite-vec, embedding cache, signatures, stats).
+
+`Index.open(vault, embedder)` builds the file or brings it up to date incrementally: a memory
+is re-indexed only when what the index stores about it changed, and a text is embedded only
+when no vector for it (with this model) is in the embedding cache. The file lives at
+`VAULT/.recall/index.sqlite` (the only place the tool writes inside a vault), or under the
+user's cache folder when the vault is read-only. An index from another schema version, or a
+file that is not a sound database, is deleted and rebuilt — never trusted. See docs/index.md.
+
+It goes through apsw rather than the stdlib sqlite3 module because apsw bundles a recent SQLite
+(FTS5 with the trigram tokenizer and `remove_diacritics`) and can load the sqlite-vec
+extension on every platform. Headless: no textual, no rich.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from recall_tui.embed import Embedder, EmbedderUnavailable
+from recall_tui.model import Memory, Turn, Vault
+from recall_tui.signature import BITS, from_bytes, signature, to_bytes
+
+#: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
+SCHEMA_VERSION = 1
+#: Columns of the porter FTS5 table, in order (bm25 weights are given in this order).
+FTS_COLUMNS: tuple[str, ...] = (
+    "title",
+    "recall_when",
+    "tags",
+    "keywords",
+    "summary",
+    "topic_path",
+    "body",
+)
+#: Column weights for `fts` when the caller gives none (seed 000; keywords weigh like tags).
+DEFAULT_FTS_WEIGHTS: dict[str, float] = {
+    "title": 4.0,
+    "recall_when": 5.0,
+    "tags": 3.0,
+    "keywords": 3.0,
+    "summary": 1.0,
+    "topic_path": 1.0,
+    "body": 1.0,
+}
+#: Columns of the trigram FTS5 table.
+TRIGRAM_COLUMNS: tuple[str, ...] = ("content", "original")
+#: Texts embedded per call while building, so progress moves and a failure loses little.
+EMBED_CHUNK = 64
+#: Recent query embeddings kept in memory.
+QUERY_CACHE_SIZE = 256
+#: Recall times kept per memory.
+MAX_RECALL_TIMES = 20
+#: Most distinct trigrams put in one fuzzy query (keeps a pasted paragraph cheap).
+MAX_TRIGRAMS = 96
+_REQUIRED_TABLES = frozenset(
+    {
+        "meta",
+        "memories",
+        "memories_fts",
+        "memories_trigram",
+        "embed_cache",
+        "edges",
+        "turns",
+        "signatures",
+        "recall_stats",
+    }
+)
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What one `open` or `update_files` did."""
+
+    path: str
+    """The index file (":memory:" for a read-only vault with no usable index)."""
+    location_note: str = ""
+    """Why the file is not at `VAULT/.recall/index.sqlite`, when it is not."""
+    rebuilt: str | None = None
+    """Why the existing file was thrown away and rebuilt; None when it was used."""
+    added: int = 0
+    """Memories new to the index."""
+    updated: int = 0
+    """Memories whose indexed content changed."""
+    removed: int = 0
+    """Memories no longer in the vault, deleted from every table."""
+    unchanged: int = 0
+    """Memories left as they were."""
+    embedded: int = 0
+    """Texts (memories and turns) sent to the embedder."""
+    reused: int = 0
+    """Memories and turns whose vector was kept or taken from the embedding cache."""
+    vectors: int = 0
+    """Memory vectors in the index after this run."""
+    turns: int = 0
+    """Transcript turns in the index after this run."""
+    stale: int = 0
+    """Read-only opens only: memories that changed on disk since the index was written."""
+    embed_error: str | None = None
+    """Why some or all vectors are missing (embedder none or unavailable), else None."""
+    embedder: str = ""
+    """`name model` of the embedder the vectors were made with."""
+    ms: float = 0.0
+    """Wall time of the whole run."""
+    embed_ms: float = 0.0
+    """Part of `ms` spent in the embedder."""
+
+    @property
+    def total(self) -> int:
+        """Memories in the index after this run."""
+        return self.added + self.updated + self.unchanged
+
+
+@dataclass(frozen=True)
+class RecallStats:
+    """How often and when a memory was recalled (kept in the index, never in the vault)."""
+
+    count: int = 0
+    """Times recalled."""
+    last_recalled: datetime | None = None
+    """Most recent recall, None if never."""
+    times: tuple[datetime, ...] = field(default=())
+    """The most recent recall times, oldest first, at most MAX_RECALL_TIMES."""
+
+
+class IndexError_(RuntimeError):
+    """The index cannot be opened or used; the message says which file and why."""
+
+
+def embed_text(memory: Memory) -> str:
+    """The text a memory's vector (and signature) is made from.
+
+    Title, recall_when phrases, summary and the body without its generated `## Related`
+    section: the fields that say what the memory is about. Tags, keywords and paths are left
+    to the keyword channels, where exact tokens matter more than meaning.
+    """
+    parts = [memory.title, *memory.recall_when, memory.summary, memory.body_without_related]
+    return "\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def trigram_content(memory: Memory) -> str:
+    """The `content` column of the trigram table: every text field a fuzzy match may hit."""
+    parts = [
+        memory.title,
+        *memory.recall_when,
+        *memory.tags,
+        *memory.keywords,
+        memory.summary,
+        memory.body_without_related,
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _row_fields(m: Memory) -> tuple:
+    """Everything the index stores about a memory but its mtime (the row hash covers these)."""
+    return (
+        m.id,
+        m.path,
+        m.content_hash,
+        m.role.value,
+        m.status,
+        m.type,
+        m.scope,
+        m.topic_key or "",
+        m.title,
+        "\n".join(m.recall_when),
+        "\n".join(m.tags),
+        "\n".join(m.keywords),
+        m.summary,
+        m.topic_path,
+        m.body,
+        m.original or "",
+        tuple((e.subject, e.relation, e.object) for e in m.edges),
+    )
+
+
+def _row_hash(fields: tuple) -> str:
+    # The reader resolves some fields from more than the file's bytes (defaults, links checked
+    # against the rest of the vault), so comparing what is stored is safer than the file hash.
+    # The mtime is left out: touching a file must not re-index it.
+    return _sha(json.dumps(fields, default=str, ensure_ascii=False))
+
+
+def match_any(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression matching any of `terms`, each quoted (safe for user text)."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t.strip()]
+    return " OR ".join(quoted)
+
+
+def _fold(text: str) -> str:
+    """Lower-case, diacritics stripped, as the trigram tokenizer sees text."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def trigram_match(text: str) -> str:
+    """A MATCH for the trigram table: any trigram of any word of `text` (typo tolerant).
+
+    A quoted phrase would need the whole text as an exact substring; OR-ing the trigrams lets
+    `postgress` still find `postgres` (most trigrams shared) and bm25 ranks by how many rare
+    trigrams match. Words under 3 characters cannot be matched by a trigram index and are
+    dropped; the result is "" when nothing is left.
+    """
+    grams: list[str] = []
+    seen: set[str] = set()
+    for word in _fold(text).split():
+        word = "".join(c for c in word if c.isalnum())
+        for i in range(len(word) - 2):
+            g = word[i : i + 3]
+            if g not in seen:
+                seen.add(g)
+                grams.append(g)
+    return match_any(grams[:MAX_TRIGRAMS])
+
+
+def default_index_path(vault_root: str | os.PathLike) -> Path:
+    """Where the index of a vault lives when the vault is writable."""
+    return Path(vault_root) / ".recall" / "index.sqlite"
+
+
+def _cache_index_path(vault_root: str | os.PathLike) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(os.path.realpath(vault_root).encode()).hexdigest()[:16]
+    return Path(base) / "recall-tui" / digest / "index.sqlite"
+
+
+def resolve_index_path(vault_root: str | os.PathLike) -> tuple[Path, str]:
+    """The index path for a vault, and a note when it had to fall back to the cache folder."""
+    path = default_index_path(vault_root)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        if not os.access(path.parent, os.W_OK):
+            raise PermissionError(f"{path.parent} is not writable")
+        probe = path.parent / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return path, ""
+    except OSError as exc:
+        fallback = _cache_index_path(vault_root)
+        fallback.parent.mkdir(parents=True, exist_ok=True)
+        reason = exc.strerror or str(exc)
+        return fallback, f"the vault is not writable ({reason}); index kept in {fallback}"
+
+
+def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
+    flags = (
+        apsw.SQLITE_OPEN_READONLY
+        if read_only
+        else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    )
+    conn = apsw.Connection(path, flags=flags)
+    conn.set_busy_timeout(5000)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def _validate(conn: apsw.Connection) -> str | None:
+    """None if the file is a sound index of this schema version, else why not."""
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+        missing = _REQUIRED_TABLES - tables
+        if missing:
+            return f"missing tables {', '.join(sorted(missing))}"
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            return "no schema_version in meta"
+        if str(row[0]) != str(SCHEMA_VERSION):
+            return f"schema version {row[0]}, this recall-tui uses {SCHEMA_VERSION}"
+        check = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if not check or check[0] != "ok":
+            return f"integrity check failed: {check[0] if check else 'no answer'}"
+    except apsw.Error as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE memories(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL UNIQUE,
+    content_hash TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    mtime REAL NOT NULL,
+    role TEXT NOT NULL,
+    status TEXT NOT NULL,
+    type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    topic_key TEXT NOT NULL,
+    title TEXT NOT NULL,
+    recall_when TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    keywords TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    topic_path TEXT NOT NULL,
+    body TEXT NOT NULL,
+    original TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    {", ".join(FTS_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memories_trigram USING fts5(
+    content, original, tokenize='trigram remove_diacritics 1');
+CREATE TABLE embed_cache(
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY(model, text_hash)) WITHOUT ROWID;
+CREATE TABLE edges(
+    subject TEXT NOT NULL, relation TEXT NOT NULL, object TEXT NOT NULL,
+    memory_id TEXT NOT NULL);
+CREATE INDEX edges_subject ON edges(subject);
+CREATE INDEX edges_object ON edges(object);
+CREATE INDEX edges_memory ON edges(memory_id);
+CREATE TABLE turns(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at TEXT,
+    path TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector BLOB);
+CREATE TABLE signatures(id TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE recall_stats(
+    id TEXT PRIMARY KEY, count INTEGER NOT NULL, last_recalled TEXT, times TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Index:
+    """An open index. Use `Index.open`; every public method is safe to call from any thread."""
+
+    def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
+        self._conn = conn
+        self.path = path
+        self.embedder = embedder
+        self.read_only = read_only
+        # One connection serves the UI's recall worker, the file watcher's re-index and the
+        # main thread. SQLite serialises single calls, but not a multi-statement transaction
+        # against a concurrent read, nor this object's in-memory caches; one re-entrant lock
+        # around every public method keeps both consistent. Embedding runs outside the lock,
+        # so a long re-index does not block queries for its whole duration.
+        self._lock = threading.RLock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vectors: tuple[list[str], np.ndarray] | None = None
+        self._turn_vectors: tuple[list[str], np.ndarray] | None = None
+        self._signatures: dict[str, int] | None = None
+        self._vectors_usable = True
+        self.report = IndexReport(path=path)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls,
+        vault: Vault,
+        embedder: Embedder,
+        *,
+        path: str | os.PathLike | None = None,
+        progress: Progress | None = None,
+        read_only: bool = False,
+    ) -> Index:
+        """Open the vault's index, building it or bringing it up to date with `vault`.
+
+        `read_only` never writes: an existing sound index is used as it is (`report.stale`
+        counts memories changed since), otherwise one is built in memory.
+        """
+        start = time.perf_counter()
+        note = ""
+        if path is None:
+            if read_only:
+                target = default_index_path(vault.root)
+                if not target.exists():
+                    target = _cache_index_path(vault.root)
+            else:
+                target, note = resolve_index_path(vault.root)
+        else:
+            target = Path(path)
+            if not read_only:
+                target.parent.mkdir(parents=True, exist_ok=True)
+        if read_only:
+            return cls._open_read_only(vault, embedder, target, progress, start)
+        rebuilt: str | None = None
+        if target.exists():
+            try:
+                conn = _connect(str(target))
+                rebuilt = _validate(conn)
+            except apsw.Error as exc:
+                conn, rebuilt = None, f"{type(exc).__name__}: {exc}"
+            if rebuilt is not None:
+                if conn is not None:
+                    conn.close()
+                _remove_db_files(target)
+                conn = None
+        else:
+            conn = None
+        fresh = conn is None
+        if fresh:
+            conn = _connect(str(target))
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        idx = cls(conn, str(target), embedder, read_only=False)
+        if fresh:
+            idx._create_schema()
+        idx.report = idx._sync(vault, progress, start)
+        idx.report = replace(
+            idx.report,
+            location_note=note,
+            rebuilt=(f"{target}: {rebuilt}; rebuilt from the vault" if rebuilt else None),
+            ms=(time.perf_counter() - start) * 1000,
+        )
+        return idx
+
+    @classmethod
+    def _open_read_only(
+        cls, vault: Vault, embedder: Embedder, target: Path, progress, start: float
+    ) -> Index:
+        why = "no index file" if not target.exists() else None
+        if why is None:
+            try:
+                conn = _connect(str(target), read_only=True)
+                why = _validate(conn)
+            except apsw.Error as exc:
+                why = f"{type(exc).__name__}: {exc}"
+        if why is None:
+            idx = cls(conn, str(target), embedder, read_only=True)
+            stored = idx._meta("embedder_key")
+            idx._vectors_usable = stored == _embedder_key(embedder)
+            rows = {r[0]: r[1] for r in conn.execute("SELECT path, row_hash FROM memories")}
+            stale = sum(
+                1
+                for m in vault.memories.values()
+                if rows.pop(m.path, None) != _row_hash(_row_fields(m))
+            ) + len(rows)
+            idx.report = replace(
+                idx._summary(),
+                unchanged=len(vault.memories) - stale,
+                stale=stale,
+                ms=(time.perf_counter() - start) * 1000,
+            )
+            return idx
+        conn = _connect(":memory:")
+        idx = cls(conn, ":memory:", embedder, read_only=False)
+        idx._create_schema()
+        idx.report = idx._sync(vault, progress, start)
+        idx.read_only = True
+        idx.report = replace(
+            idx.report,
+            location_note=f"read-only: {target} not usable ({why}); index built in memory",
+            ms=(time.perf_counter() - start) * 1000,
+        )
+        return idx
+
+    def _create_schema(self) -> None:
+        with self._conn:
+            self._conn.execute(_SCHEMA)
+            now = _now_iso()
+            self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
+
+    # ------------------------------------------------------------------ meta
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set_meta(self, **values: str) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
+        )
+
+    def _has_vec_table(self) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM sqlite_schema WHERE name='memory_vectors'"
+        ).fetchone()
+        return row is not None
+
+    @property
+    def embedder_info(self) -> dict:
+        """The embedder the stored vectors were made with, how many there are, and any problem."""
+        with self._lock:
+            dim = int(self._meta("embedder_dim") or 0)
+            vectors = self._count_vectors()
+            total = self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            return {
+                "name": self._meta("embedder_name") or "none",
+                "model": self._meta("embedder_model") or "",
+                "dim": dim,
+                "vectors": vectors,
+                "memories": total,
+                "error": self._meta("embed_error") or None,
+                "usable": self._vectors_usable and vectors > 0,
+            }
+
+    def _count_vectors(self) -> int:
+        if not self._has_vec_table():
+            return 0
+        return self._conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+
+    def _summary(self) -> IndexReport:
+        turns = self._conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+        return IndexReport(
+            path=self.path,
+            vectors=self._count_vectors(),
+            turns=turns,
+            embed_error=self._meta("embed_error") or None,
+            embedder=f"{self._meta('embedder_name') or 'none'} {self._meta('embedder_model') or ''}".strip(),
+        )
+
+    # ------------------------------------------------------------------ syncing
+
+    def update_files(self, vault: Vault, progress: Progress | None = None) -> IndexReport:
+        """Re-index what changed in `vault` since the last sync (the file watcher calls this)."""
+        if self.read_only:
+            raise IndexError_(f"{self.path}: opened read-only; cannot update")
+        start = time.perf_counter()
+        self.report = replace(
+            self._sync(vault, progress, start), ms=(time.perf_counter() - start) * 1000
+        )
+        return self.report
+
+    def _sync(self, vault: Vault, progress: Progress | None, start: float) -> IndexReport:
+        conn = self._conn
+        with self._lock:
+            stored = {
+                path: (rowid, row_hash, mtime)
+                for rowid, path, row_hash, mtime in conn.execute(
+                    "SELECT rowid, path, row_hash, mtime FROM memories"
+                )
+            }
+            changed: list[tuple[Memory, tuple, str]] = []
+            touched: list[tuple[float, int]] = []
+            added = updated = unchanged = 0
+            for m in vault.memories.values():
+                fields = _row_fields(m)
+                rh = _row_hash(fields)
+                old = stored.pop(m.path, None)
+                if old is not None and old[1] == rh:
+                    unchanged += 1
+                    if old[2] != m.mtime:
+                        touched.append((m.mtime, old[0]))
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    updated += 1
+                changed.append((m, fields, rh))
+            removed_rowids = [old[0] for old in stored.values()]
+            changed_paths = [m.path for m, _, _ in changed]
+            with conn:
+                old_rows = list(removed_rowids)
+                for p in changed_paths:
+                    row = conn.execute("SELECT rowid FROM memories WHERE path=?", (p,)).fetchone()
+                    if row is not None:
+                        old_rows.append(row[0])
+                for rowid in old_rows:
+                    self._delete_memory(rowid)
+                for m, fields, rh in changed:
+                    self._insert_memory(m, fields, rh)
+                conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
+                self._sync_turns(vault.turns)
+                self._set_meta(updated=_now_iso())
+            if changed or removed_rowids:
+                self._invalidate()
+        embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
+        summary = self._summary()
+        return replace(
+            summary,
+            added=added,
+            updated=updated,
+            removed=len(removed_rowids),
+            unchanged=unchanged,
+            embedded=embedded,
+            reused=reused,
+            embed_error=error,
+            embed_ms=embed_ms,
+        )
+
+    def _delete_memory(self, rowid: int) -> None:
+        conn = self._conn
+        row = conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
+        if row is None:
+            return
+        mid = row[0]
+        conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+        conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
+        if self._has_vec_table():
+            conn.execute("DELETE FROM memory_vectors WHERE rowid=?", (rowid,))
+
+    def _insert_memory(self, m: Memory, fields: tuple, row_hash: str) -> None:
+        conn = self._conn
+        text = embed_text(m)
+        (
+            mid,
+            path,
+            chash,
+            role,
+            status,
+            mtype,
+            scope,
+            topic_key,
+            title,
+            recall_when,
+            tags,
+            keywords,
+            summary,
+            topic_path,
+            body,
+            original,
+            _edges,
+        ) = fields
+        conn.execute(
+            "INSERT INTO memories(id, path, content_hash, row_hash, embed_hash, mtime, role,"
+            " status, type, scope, topic_key, title, recall_when, tags, keywords, summary,"
+            " topic_path, body, original) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                mid,
+                path,
+                chash,
+                row_hash,
+                _sha(text),
+                m.mtime,
+                role,
+                status,
+                mtype,
+                scope,
+                topic_key,
+                title,
+                recall_when,
+                tags,
+                keywords,
+                summary,
+                topic_path,
+                body,
+                original,
+            ),
+        )
+        rowid = conn.last_insert_rowid()
+        conn.execute(
+            f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                rowid,
+                title,
+                recall_when,
+                tags,
+                keywords,
+                summary,
+                topic_path,
+                m.body_without_related,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO memories_trigram(rowid, content, original) VALUES (?,?,?)",
+            (rowid, trigram_content(m), original),
+        )
+        conn.executemany(
+            "INSERT INTO edges(subject, relation, object, memory_id) VALUES (?,?,?,?)",
+            [(e.subject, e.relation, e.object, mid) for e in m.edges],
+        )
+        conn.execute(
+            "INSERT INTO signatures(id, signature) VALUES (?, ?)",
+            (mid, to_bytes(signature(text))),
+        )
+
+    def _sync_turns(self, turns: Sequence[Turn]) -> None:
+        conn = self._conn
+        stored = {
+            tid: (rowid, rh)
+            for rowid, tid, rh in conn.execute("SELECT rowid, id, row_hash FROM turns")
+        }
+        for t in turns:
+            at = t.at.isoformat() if t.at else None
+            rh = _sha(json.dumps([t.role, t.text, at, t.path, t.line]))
+            old = stored.pop(t.id, None)
+            if old is not None and old[1] == rh:
+                continue
+            if old is not None:
+                conn.execute("DELETE FROM turns WHERE rowid=?", (old[0],))
+            conn.execute(
+                "INSERT INTO turns(id, session_id, seq, role, text, at, path, row_hash, text_hash)"
+                " VALUES (?,?,?,?,?,?,?,?,?)",
+                (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, _sha(t.text)),
+            )
+        if stored:
+            self._turn_vectors = None
+        conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
+
+    def _sync_vectors(
+        self, vault: Vault, progress: Progress | None
+    ) -> tuple[int, int, float, str | None]:
+        """Give every memory and turn a vector from the cache or the embedder.
+
+        Returns (embedded, reused, embed ms, error). Vectors made by another embedder or model
+        are dropped first; the cache keeps them, so switching back costs no embedding.
+        """
+        conn = self._conn
+        emb = self.embedder
+        key = _embedder_key(emb)
+        if emb.name == "none":
+            with self._lock, conn:
+                self._drop_vectors()
+                self._set_meta(
+                    embedder_name="none",
+                    embedder_model="",
+                    embedder_dim="0",
+                    embedder_key=key,
+                    embed_error="no embedder: vectors off",
+                )
+            return 0, 0, 0.0, "no embedder: vectors off"
+        try:
+            dim = emb.dim
+        except EmbedderUnavailable as exc:
+            with self._lock, conn:
+                self._drop_vectors()
+                self._set_meta(
+                    embedder_name=emb.name,
+                    embedder_model=emb.model,
+                    embedder_dim="0",
+                    embedder_key=key,
+                    embed_error=exc.reason,
+                )
+            return 0, 0, 0.0, exc.reason
+        with self._lock, conn:
+            if self._meta("embedder_key") != key or self._meta("embedder_dim") != str(dim):
+                self._drop_vectors()
+            if not self._has_vec_table():
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE memory_vectors USING vec0("
+                    f"embedding float[{int(dim)}] distance_metric=cosine)"
+                )
+            self._set_meta(
+                embedder_name=emb.name,
+                embedder_model=emb.model,
+                embedder_dim=str(dim),
+                embedder_key=key,
+            )
+            need_mem = conn.execute(
+                "SELECT rowid, embed_hash FROM memories WHERE rowid NOT IN "
+                "(SELECT rowid FROM memory_vectors)"
+            ).fetchall()
+            need_turn = conn.execute(
+                "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
+            ).fetchall()
+            if not need_mem and not need_turn:
+                conn.execute("DELETE FROM meta WHERE key='embed_error'")
+                kept = (
+                    self._count_vectors()
+                    + self._conn.execute(
+                        "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
+                    ).fetchone()[0]
+                )
+                return 0, kept, 0.0, None
+            cached = self._cache_lookup(key, dim, {h for _, h in need_mem + need_turn})
+        missing = {h for _, h in need_mem + need_turn} - cached.keys()
+        texts: dict[str, str] = {}
+        for m in vault.memories.values():
+            t = embed_text(m)
+            h = _sha(t)
+            if h in missing:
+                texts[h] = t
+        for turn in vault.turns:
+            h = _sha(turn.text)
+            if h in missing:
+                texts[h] = turn.text
+        todo = list(texts.items())
+        new: dict[str, np.ndarray] = {}
+        error: str | None = None
+        t0 = time.perf_counter()
+        if progress and todo:
+            progress(0, len(todo), "embed")
+        for i in range(0, len(todo), EMBED_CHUNK):
+            chunk = todo[i : i + EMBED_CHUNK]
+            try:
+                vecs = emb.embed([t for _, t in chunk])
+            except EmbedderUnavailable as exc:
+                error = exc.reason
+                break
+            for (h, _), v in zip(chunk, vecs, strict=True):
+                new[h] = np.asarray(v, dtype=np.float32)
+            if progress:
+                progress(min(i + EMBED_CHUNK, len(todo)), len(todo), "embed")
+        embed_ms = (time.perf_counter() - t0) * 1000
+        have = {**cached, **new}
+        with self._lock, conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
+                " VALUES (?,?,?,?)",
+                [(key, h, dim, v.tobytes()) for h, v in new.items()],
+            )
+            conn.executemany(
+                "INSERT INTO memory_vectors(rowid, embedding) VALUES (?, ?)",
+                [(rowid, have[h].tobytes()) for rowid, h in need_mem if h in have],
+            )
+            conn.executemany(
+                "UPDATE turns SET vector=? WHERE rowid=?",
+                [(have[h].tobytes(), rowid) for rowid, h in need_turn if h in have],
+            )
+            if error:
+                self._set_meta(embed_error=error)
+            else:
+                conn.execute("DELETE FROM meta WHERE key='embed_error'")
+            self._invalidate()
+            with_vector = (
+                self._count_vectors()
+                + self._conn.execute(
+                    "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
+                ).fetchone()[0]
+            )
+        fresh = sum(1 for _, h in need_mem + need_turn if h in new)
+        return len(new), with_vector - fresh, embed_ms, error
+
+    def _cache_lookup(self, key: str, dim: int, hashes: set[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        hl = sorted(hashes)
+        for i in range(0, len(hl), 500):
+            part = hl[i : i + 500]
+            q = ",".join("?" * len(part))
+            for h, blob in self._conn.execute(
+                f"SELECT text_hash, vector FROM embed_cache WHERE model=? AND dim=?"
+                f" AND text_hash IN ({q})",
+                (key, dim, *part),
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def _drop_vectors(self) -> None:
+        self._conn.execute("DROP TABLE IF EXISTS memory_vectors")
+        self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
+        self._query_cache.clear()
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._vectors = None
+        self._turn_vectors = None
+        self._signatures = None
+
+    # ------------------------------------------------------------------ searching
+
+    def fts(
+        self, match: str, limit: int, weights: dict[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """Memories matching an FTS5 expression on the porter table, best first.
+
+        Score = -bm25 with per-column `weights` (DEFAULT_FTS_WEIGHTS), so higher is better.
+        A malformed expression raises ValueError naming it; build user text with `match_any`.
+        """
+        if not match.strip() or limit <= 0:
+            return []
+        w = {**DEFAULT_FTS_WEIGHTS, **(weights or {})}
+        wargs = ", ".join(repr(float(w[c])) for c in FTS_COLUMNS)
+        sql = (
+            f"SELECT m.id, -bm25(memories_fts, {wargs}) AS s FROM memories_fts"
+            " JOIN memories m ON m.rowid = memories_fts.rowid"
+            " WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ?"
+        )
+        with self._lock:
+            try:
+                return [(r[0], float(r[1])) for r in self._conn.execute(sql, (match, limit))]
+            except apsw.SQLError as exc:
+                raise ValueError(f"bad FTS5 query {match!r}: {exc}") from None
+
+    def fts_trigram(
+        self, text: str, limit: int, column: str = "content"
+    ) -> list[tuple[str, float]]:
+        """Typo- and substring-tolerant matches of user `text` on one trigram column.
+
+        `column` is "content" (title, recall_when, tags, keywords, summary, body) or "original"
+        (the memory in its original language). Score = -bm25, higher is better.
+        """
+        if column not in TRIGRAM_COLUMNS:
+            raise ValueError(f"fts_trigram column must be one of {TRIGRAM_COLUMNS}, not {column!r}")
+        match = trigram_match(text)
+        if not match or limit <= 0:
+            return []
+        sql = (
+            "SELECT m.id, -bm25(memories_trigram) AS s FROM memories_trigram"
+            " JOIN memories m ON m.rowid = memories_trigram.rowid"
+            " WHERE memories_trigram MATCH ? ORDER BY s DESC LIMIT ?"
+        )
+        with self._lock:
+            return [
+                (r[0], float(r[1]))
+                for r in self._conn.execute(sql, (f"{column} : ({match})", limit))
+            ]
+
+    def vector_search(self, qvec, k: int) -> list[tuple[str, float]]:
+        """The `k` memories nearest `qvec` (sqlite-vec kNN), as (id, cosine similarity).
+
+        Empty when the index holds no vectors; ValueError when `qvec` has another dimension
+        than the stored vectors (a vector from a different model cannot be compared).
+        """
+        with self._lock:
+            if k <= 0 or not self._has_vec_table() or not self._vectors_usable:
+                return []
+            q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+            dim = int(self._meta("embedder_dim") or 0)
+            if q.shape[0] != dim:
+                raise ValueError(
+                    f"query vector has dimension {q.shape[0]}, the index holds {dim}-d vectors "
+                    f"({self._meta('embedder_model')})"
+                )
+            n = self._count_vectors()
+            if n == 0:
+                return []
+            rows = self._conn.execute(
+                "SELECT m.id, v.distance FROM (SELECT rowid, distance FROM memory_vectors"
+                " WHERE embedding MATCH ? AND k = ?) v JOIN memories m ON m.rowid = v.rowid"
+                " ORDER BY v.distance",
+                (q.tobytes(), min(k, n, 4096)),
+            ).fetchall()
+            return [(mid, 1.0 - float(d)) for mid, d in rows]
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """The query's vector (cached for recent queries); None when vectors are off.
+
+        Raises EmbedderUnavailable when the embedder fails (e.g. the Ollama server went away),
+        so the caller can say why the vector channel did not run.
+        """
+        if self.embedder.name == "none" or not self._vectors_usable:
+            return None
+        with self._lock:
+            hit = self._query_cache.get(text)
+            if hit is not None:
+                self._query_cache.move_to_end(text)
+                return hit
+        vec = self.embedder.embed([text])[0]  # outside the lock: it may take milliseconds
+        vec.setflags(write=False)
+        with self._lock:
+            self._query_cache[text] = vec
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vec
+
+    def vectors(self) -> tuple[list[str], np.ndarray]:
+        """All memory ids with a vector, and their (n, dim) float32 matrix, in path order."""
+        with self._lock:
+            if self._vectors is None:
+                dim = int(self._meta("embedder_dim") or 0)
+                if not self._has_vec_table():
+                    self._vectors = ([], np.zeros((0, dim), dtype=np.float32))
+                else:
+                    rows = self._conn.execute(
+                        "SELECT m.id, v.embedding FROM memory_vectors v"
+                        " JOIN memories m ON m.rowid = v.rowid ORDER BY m.path"
+                    ).fetchall()
+                    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                    mat = mat.reshape(len(rows), dim)
+                    mat.setflags(write=False)
+                    self._vectors = ([r[0] for r in rows], mat)
+            return self._vectors
+
+    def turn_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Turn ids (`turn:<session>#<seq>`) with a vector, and their (n, dim) matrix."""
+        with self._lock:
+            if self._turn_vectors is None:
+                dim = int(self._meta("embedder_dim") or 0)
+                rows = self._conn.execute(
+                    "SELECT id, vector FROM turns WHERE vector IS NOT NULL ORDER BY session_id, seq"
+                ).fetchall()
+                mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                mat = mat.reshape(len(rows), dim)
+                mat.setflags(write=False)
+                self._turn_vectors = ([r[0] for r in rows], mat)
+            return self._turn_vectors
+
+    def signatures(self) -> dict[str, int]:
+        """The BITS-bit signature of every memory's embedded text, by id."""
+        with self._lock:
+            if self._signatures is None:
+                self._signatures = {
+                    mid: from_bytes(blob)
+                    for mid, blob in self._conn.execute("SELECT id, signature FROM signatures")
+                }
+            return dict(self._signatures)
+
+    signature_bits = BITS
+
+    def edges(self) -> list[tuple[str, str, str, str]]:
+        """Every stored edge as (subject, relation, object, memory_id)."""
+        with self._lock:
+            return [
+                tuple(r)
+                for r in self._conn.execute(
+                    "SELECT subject, relation, object, memory_id FROM edges"
+                    " ORDER BY memory_id, rowid"
+                )
+            ]
+
+    # ------------------------------------------------------------------ recall stats
+
+    def recall_stats(self, memory_id: str) -> RecallStats:
+        """How often `memory_id` was recalled; zero counts for a memory never recalled."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count, last_recalled, times FROM recall_stats WHERE id=?", (memory_id,)
+            ).fetchone()
+        if row is None:
+            return RecallStats()
+        times = tuple(datetime.fromisoformat(t) for t in json.loads(row[2]))
+        last = datetime.fromisoformat(row[1]) if row[1] else None
+        return RecallStats(count=int(row[0]), last_recalled=last, times=times)
+
+    def record_recalls(self, ids: Iterable[str], at: datetime) -> None:
+        """Count one recall of each id at `at` (timezone-aware; naive is taken as UTC)."""
+        if self.read_only:
+            raise IndexError_(f"{self.path}: opened read-only; recall stats not recorded")
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=timezone.utc)
+        stamp = at.isoformat()
+        with self._lock, self._conn:
+            for mid in dict.fromkeys(ids):
+                row = self._conn.execute(
+                    "SELECT count, last_recalled, times FROM recall_stats WHERE id=?", (mid,)
+                ).fetchone()
+                count, last, times = (
+                    (0, None, []) if row is None else (row[0], row[1], json.loads(row[2]))
+                )
+                times = sorted([*times, stamp], key=datetime.fromisoformat)[-MAX_RECALL_TIMES:]
+                if last is None or datetime.fromisoformat(last) < at:
+                    last = stamp
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO recall_stats(id, count, last_recalled, times)"
+                    " VALUES (?,?,?,?)",
+                    (mid, count + 1, last, json.dumps(times)),
+                )
+
+    # ------------------------------------------------------------------ misc
+
+    def memory_count(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the index file and its WAL (0 for an in-memory index)."""
+        if self.path == ":memory:":
+            return 0
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+
+    def close(self) -> None:
+        """Close the connection (a WAL checkpoint folds the log into the file)."""
+        with self._lock:
+            if self._conn is not None:
+                if not self.read_only:
+                    with contextlib.suppress(apsw.Error):
+                        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.close()
+                self._conn = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _embedder_key(emb: Embedder) -> str:
+    """What the embedding cache and the stored vectors are keyed by: `name:model`."""
+    return f"{emb.name}:{emb.model}"

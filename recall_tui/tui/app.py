@@ -1,0 +1,663 @@
+"""The live recall debugger: a Textual app over the headless engine.
+
+The app owns the state (vault, engine, the latest trace, pins, session timings) and the two
+workers: one opens the engine, one runs a recall. Each keystroke in the query re-runs the
+pipeline after a short debounce in an exclusive thread worker that passes its cancel flag to
+`Engine.recall`; results come back as `RecallDone` messages stamped with a sequence number and
+an answer older than the latest request is dropped, so the input never waits for the engine.
+`MainScreen` lays the widgets out and routes their messages; widgets draw what they are handed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from recall_tui.model import Vault
+from recall_tui.settings import Settings
+from recall_tui.trace import Trace
+from recall_tui.tui.commands import PaletteCommand, RecallCommands
+from recall_tui.tui.keymap import all_bindings, unknown_ids
+from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
+from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.screens import HelpScreen, PinScreen
+from recall_tui.tui.state import UIState
+from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
+from recall_tui.tui.widgets.panes import (
+    EntitiesPane,
+    MemoryPane,
+    MMRPane,
+    ProblemsPane,
+    StatePane,
+    SupersessionPane,
+    TimingsPane,
+)
+from recall_tui.tui.widgets.query_bar import ANY_TYPE, QueryBar, RecallRequest
+from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.vault_browser import VaultPane, VaultTree
+from recall_tui.tui.widgets.waterfall import Waterfall
+from recall_tui.tui.widgets.whynot import PinnedTable
+
+#: Pane id -> (tab title, widget class built the first time the tab is shown). `recall` is
+#: the main view and is always built.
+PANES: dict[str, tuple[str, type[StatePane] | None]] = {
+    "recall": ("1 Recall", None),
+    "memory": ("2 Memory", MemoryPane),
+    "supersession": ("3 Supersession", SupersessionPane),
+    "entities": ("4 Entities", EntitiesPane),
+    "mmr": ("5 MMR", MMRPane),
+    "timings": ("6 Timings", TimingsPane),
+    "vault": ("7 Vault", VaultPane),
+    "problems": ("8 Problems", ProblemsPane),
+}
+PANE_ORDER = list(PANES)
+
+
+class MainScreen(Screen):
+    """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),
+        Binding("shift+tab", "pane(-1)", "Previous pane", show=False, id="pane.previous"),
+        *(Binding(str(i), f"show_pane('{name}')", title.split(" ", 1)[1], show=False,
+                  id=f"pane.{name}") for i, (name, (title, _)) in enumerate(PANES.items(), 1)),
+        Binding("w", "focus_widget('waterfall')", "Stages", show=False, id="focus.stages"),
+        Binding("r", "focus_widget('results')", "Hits", show=False, id="focus.hits"),
+        Binding("x", "focus_widget('explain')", "Explanation", show=False, id="focus.explain"),
+        Binding("i", "focus_widget('pinned')", "Pinned", show=False, id="focus.pinned"),
+    ]
+
+    def __init__(self, request: RecallRequest, presets: list[str], stable_timings: bool) -> None:
+        super().__init__()
+        self.request = request
+        self.presets = presets
+        self.stable_timings = stable_timings
+
+    def compose(self) -> ComposeResult:
+        yield QueryBar(self.request, self.presets, id="querybar")
+        with TabbedContent(id="panes", initial="recall"):
+            for name, (title, _cls) in PANES.items():
+                with TabPane(title, id=name):
+                    if name == "recall":
+                        with Horizontal(id="recall-grid"):
+                            with Vertical(id="recall-left"):
+                                yield Waterfall(stable_timings=self.stable_timings,
+                                                id="waterfall")
+                                yield PinnedTable(id="pinned")
+                            with Vertical(id="recall-right"):
+                                yield ResultsTable(id="results")
+                                with ContentSwitcher(id="detail", initial="explain"):
+                                    yield ExplanationTree(id="explain")
+                                    yield StageDetail(id="stage-detail")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.refresh_views()  # type: ignore[attr-defined]
+        if self.stable_timings:  # reproducible images: no blinking cursors either
+            for field in self.query(Input):
+                field.cursor_blink = False
+        self.query_one("#query").focus()
+
+    # --- panes -------------------------------------------------------------------------------
+
+    def active_pane(self) -> str:
+        return self.query_one("#panes", TabbedContent).active or "recall"
+
+    def action_show_pane(self, name: str) -> None:
+        self.query_one("#panes", TabbedContent).active = name
+
+    def action_pane(self, step: int) -> None:
+        i = PANE_ORDER.index(self.active_pane())
+        self.action_show_pane(PANE_ORDER[(i + step) % len(PANE_ORDER)])
+
+    def action_focus_widget(self, widget_id: str) -> None:
+        self.action_show_pane("recall")
+        if widget_id == "explain":
+            self.query_one("#detail", ContentSwitcher).current = "explain"
+        self.query_one(f"#{widget_id}").focus()
+
+    def pane_widget(self, name: str) -> StatePane | None:
+        """The pane's widget, built the first time it is asked for (hidden panes are lazy)."""
+        cls = PANES[name][1]
+        if cls is None:
+            return None
+        tab = self.query_one(f"#{name}", TabPane)
+        found = tab.query(cls)
+        if found:
+            return found.first()
+        pane = cls(id=f"pane-{name}")
+        tab.mount(pane)
+        return pane
+
+    @on(TabbedContent.TabActivated, "#panes")
+    def _tab(self, event: TabbedContent.TabActivated) -> None:
+        name = event.pane.id or "recall"
+        app: RecallApp = self.app  # type: ignore[assignment]
+        if name not in PANES:
+            return
+        pane = self.pane_widget(name)
+        # Typing in the query bar stays there; otherwise focus follows the pane.
+        in_bar = self.focused is not None and self.query_one(QueryBar) in self.focused.ancestors
+        if pane is not None:
+            if pane.is_mounted:
+                app.refresh_pane(pane)
+            if not in_bar:
+                self.call_after_refresh(self._focus_first, pane)
+        elif not in_bar:
+            self.query_one("#results").focus()
+
+    @staticmethod
+    def _focus_first(pane: StatePane) -> None:
+        for w in pane.query("*"):
+            if w.focusable:
+                w.focus()
+                return
+
+    # --- routing -----------------------------------------------------------------------------
+
+    @on(QueryBar.Changed)
+    def _request(self, event: QueryBar.Changed) -> None:
+        self.app.request_recall(event.request, typed=event.typed)  # type: ignore[attr-defined]
+
+    @on(Waterfall.StageChosen)
+    def _stage(self, event: Waterfall.StageChosen) -> None:
+        app: RecallApp = self.app  # type: ignore[assignment]
+        stage = app.trace.stage(event.name) if app.trace else None
+        self.query_one(StageDetail).show(stage, app.vault)
+        self.query_one("#detail", ContentSwitcher).current = "stage-detail"
+
+    @on(ResultsTable.HitChosen)
+    def _hit(self, event: ResultsTable.HitChosen) -> None:
+        app: RecallApp = self.app  # type: ignore[assignment]
+        results = self.query_one(ResultsTable)
+        if not (app.follow_results or results.has_focus):
+            return  # the user opened another memory; a redraw of the table must not steal it
+        app.follow_results = True
+        self.query_one("#detail", ContentSwitcher).current = "explain"
+        app.set_current(event.id)
+
+    @on(ResultsTable.HitOpened)
+    def _open_hit(self, event: ResultsTable.HitOpened) -> None:
+        self.app.open_memory(event.id)  # type: ignore[attr-defined]
+
+    @on(VaultTree.Open)
+    def _open(self, event: VaultTree.Open) -> None:
+        self.app.open_memory(event.id, follow_results=False)  # type: ignore[attr-defined]
+
+    @on(VaultTree.Cursor)
+    def _vault_cursor(self, event: VaultTree.Cursor) -> None:
+        app: RecallApp = self.app  # type: ignore[assignment]
+        app.follow_results = False
+        app.set_current(event.id, refresh_main=False)
+
+    @on(StatePane.NeedsState)
+    def _needs_state(self, event: StatePane.NeedsState) -> None:
+        self.app.refresh_pane(event.pane)  # type: ignore[attr-defined]
+
+    @on(VaultTree.Pin)
+    def _pin(self, event: VaultTree.Pin) -> None:
+        self.app.pin(event.id)  # type: ignore[attr-defined]
+
+
+class RecallApp(App[None]):
+    """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "recall-tui"
+    COMMANDS = App.COMMANDS | {RecallCommands}
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("slash", "focus_query", "Query", id="app.focus_query"),
+        Binding("ctrl+p", "command_palette", "Palette", priority=True, id="app.palette"),
+        Binding("p", "pin", "Pin", id="app.pin"),
+        Binding("P", "pin_by_id", "Pin id…", show=False, id="app.pin_by_id"),
+        Binding("U", "unpin_all", "Unpin all", show=False, id="app.unpin_all"),
+        Binding("y", "copy('id')", "Copy id", id="app.copy_id"),
+        Binding("Y", "copy('text')", "Copy memory text", show=False, id="app.copy_text"),
+        Binding("ctrl+y", "copy('trace')", "Copy trace JSON", show=False, id="app.copy_trace"),
+        Binding("v", "toggle_verbosity", "Lean/full", id="app.verbosity"),
+        Binding("o", "next_preset", "Next preset", show=False, id="app.next_preset"),
+        Binding("ctrl+r", "rerun", "Re-run", show=False, id="app.rerun"),
+    ]
+
+    def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
+                 preset: str | None = None, now: datetime | None = None,
+                 embedder: str | None = None, query: str = "", stable_timings: bool = False,
+                 presets: list[str] | None = None, engine: Any = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.vault_path = Path(vault_path)
+        self.embedder_kind = embedder or self.settings.embedder
+        self.stable_timings = stable_timings
+        self.request = RecallRequest(query=query, preset=preset or self.settings.preset,
+                                     k=self.settings.k, now=now,
+                                     verbosity=self.settings.verbosity)
+        self.presets = presets or [self.request.preset]
+        self._given_engine = engine
+        self.engine: Any = None
+        self.vault: Vault | None = None
+        self.trace: Trace | None = None
+        self.previous: Trace | None = None
+        self.current_id: str | None = None
+        self.follow_results = True
+        """The current memory is the hit under the results cursor (False after the user opened
+        another memory from the vault browser or the palette)."""
+        self.pinned: tuple[str, ...] = ()
+        self.timings: dict[str, list[float]] = {}
+        self.seq = 0
+        """The latest recall asked for; a RecallDone with another seq is stale."""
+        self.applied_seq = 0
+        self.stale_dropped = 0
+        self.last_elapsed_ms = 0.0
+        self._debounce: Timer | None = None
+        self._engines: dict[str, Any] = {}
+        self.status_text = "opening vault…"
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self.settings.keymap:
+            self.set_keymap(dict(self.settings.keymap))
+            bad = unknown_ids(self.settings.keymap)
+            if bad:
+                self.notify(f"keymap: unknown binding id(s): {', '.join(bad)}",
+                            severity="warning", markup=False, timeout=8)
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        else:
+            self.notify(f"theme {self.settings.theme!r} is not a built-in theme",
+                        severity="warning", markup=False)
+        self.open_vault()
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen(self.request, self.presets, self.stable_timings)
+
+    @work(thread=True, exclusive=True, group="engine")
+    def open_vault(self) -> None:
+        """Read the vault and open the engine (it may build or update the index)."""
+        from recall_tui.engine import open_engine
+
+        t0 = time.perf_counter()
+        if self._given_engine is not None:
+            engine = self._given_engine
+            self.post_message(EngineReady(engine, engine.vault, 0.0))
+            return
+
+        def progress(done: int, total: int, what: str) -> None:
+            self.call_from_thread(self._progress, f"indexing: {what} {done}/{total}")
+
+        try:
+            engine = open_engine(self.vault_path, preset=self.request.preset,
+                                 embedder=self.embedder_kind, progress=progress)
+        except Exception as exc:  # shown to the user, with the cause
+            self.post_message(EngineFailed(f"{self.vault_path}: {exc}"))
+            return
+        self.post_message(EngineReady(engine, engine.vault, (time.perf_counter() - t0) * 1000))
+
+    def _progress(self, text: str) -> None:
+        self.status_text = text
+        self._set_status()
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        self.engine, self.vault = message.engine, message.vault
+        self._engines = {message.engine.preset: message.engine}
+        self.status_text = "vault opened"
+        if message.elapsed_ms and not self.stable_timings:
+            self.status_text += f" in {message.elapsed_ms:.0f} ms"
+        self.refresh_views()
+        self.launch_recall()
+
+    def on_engine_failed(self, message: EngineFailed) -> None:
+        self.status_text = "cannot open the vault"
+        self._set_status()
+        self.notify(message.reason, title="cannot open the vault", severity="error",
+                    markup=False, timeout=30)
+
+    # --- recall --------------------------------------------------------------------------------
+
+    def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
+        """A new request from the bars: debounce keystrokes, run other changes at once."""
+        self.request = request
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if typed:
+            self._debounce = self.set_timer(self.settings.debounce_ms / 1000, self.launch_recall)
+        else:
+            self.launch_recall()
+
+    def launch_recall(self) -> None:
+        """Start a recall of the current request (replacing any that is running)."""
+        self._debounce = None
+        if self.engine is None:
+            return
+        self.seq += 1
+        if not self.request.query.strip():
+            self._apply(None)
+            return
+        self.run_recall(self.seq, self.request, self.pinned)
+
+    def _engine_for(self, preset: str) -> Any:
+        """The engine running `preset`: one per preset, sharing the vault and its index."""
+        engine = self._engines.get(preset)
+        if engine is None:
+            from recall_tui.config import load_preset
+            from recall_tui.engine import Engine
+
+            base = self.engine
+            engine = Engine(base.vault, base.index, load_preset(preset, self.vault_path),
+                            preset=preset)
+            self._engines[preset] = engine
+        return engine
+
+    @staticmethod
+    def _recall_filters(request: RecallRequest) -> Any:
+        """The per-call filters the settings bar asks for (None = as the preset says)."""
+        from recall_tui.engine import Filters
+
+        return Filters(
+            types=() if request.type_filter == ANY_TYPE else (request.type_filter,),
+            include_inbox=True if request.include_inbox else None,
+            include_superseded=True if request.include_superseded else None)
+
+    @work(thread=True, exclusive=True, group="recall")
+    def run_recall(self, seq: int, request: RecallRequest, why: tuple[str, ...]) -> None:
+        """Run one recall in a thread; a newer request cancels it between stages."""
+        from recall_tui.engine import Cancelled
+
+        worker = get_current_worker()
+        t0 = time.perf_counter()
+        try:
+            trace = self._engine_for(request.preset).recall(
+                request.query, k=request.k, now=request.now, as_of=request.as_of,
+                why=list(why), verbosity=request.verbosity, filters=self._recall_filters(request),
+                cancel=lambda: worker.is_cancelled)
+        except Cancelled:
+            return
+        except Exception as exc:  # the engine promises not to raise; if it does, show it
+            self.post_message(RecallFailed(seq, f"{type(exc).__name__}: {exc}"))
+            return
+        if not worker.is_cancelled:
+            self.post_message(RecallDone(seq, trace, (time.perf_counter() - t0) * 1000))
+
+    def on_recall_done(self, message: RecallDone) -> None:
+        if message.seq != self.seq:
+            self.stale_dropped += 1
+            return
+        self.last_elapsed_ms = message.elapsed_ms
+        for s in message.trace.stages:
+            if not s.skipped:
+                self.timings.setdefault(s.name, []).append(s.ms)
+        self._apply(message.trace)
+
+    def on_recall_failed(self, message: RecallFailed) -> None:
+        if message.seq == self.seq:
+            self.applied_seq = message.seq
+            self.status_text = "recall failed"
+            self._set_status()
+            self.notify(message.error, title="recall failed", severity="error", markup=False)
+
+    def _apply(self, trace: Trace | None) -> None:
+        if trace is not None:
+            self.previous = self.trace
+        self.trace = trace
+        self.applied_seq = self.seq
+        self.refresh_views()
+
+    @property
+    def recall_pending(self) -> bool:
+        """True while a recall is waiting for its debounce or running (tests and screenshots
+        wait for this to turn False before they look at the screen)."""
+        return self.engine is None or self._debounce is not None or self.applied_seq != self.seq
+
+    # --- state -> views ------------------------------------------------------------------------
+
+    def ui_state(self) -> UIState:
+        engine, index = self.engine, getattr(self.engine, "index", None)
+        return UIState(
+            vault=self.vault, trace=self.trace, current_id=self.current_id, pinned=self.pinned,
+            timings=self.timings, stable_timings=self.stable_timings,
+            load_memory=(lambda mid: engine.load_memory(mid, "full")) if engine else (lambda _: None),
+            recall_stats=(lambda mid: index.recall_stats(mid)) if index else (lambda _: None),
+        )
+
+    def main(self) -> MainScreen | None:
+        """The main screen once it is composed (None before)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen) and screen.is_mounted:
+                return screen
+        return None
+
+    def refresh_views(self) -> None:
+        """Redraw the main view and the visible pane from the current state."""
+        main = self.main()
+        if main is None:
+            return
+        trace = self.trace
+        main.query_one(Waterfall).show(trace)
+        results = main.query_one(ResultsTable)
+        results.show(trace, self.previous, self.request.verbosity)
+        if self.follow_results and results.current_id() is not None:
+            self.current_id = results.current_id()
+        main.query_one(PinnedTable).show(self.pinned, trace, self.vault)
+        self._refresh_detail(main)
+        pane = main.pane_widget(main.active_pane())
+        if pane is not None and pane.is_mounted:
+            self.refresh_pane(pane)
+        self._set_status()
+
+    def _refresh_detail(self, main: MainScreen) -> None:
+        trace = self.trace
+        hit = trace.hit(self.current_id) if (trace and self.current_id) else None
+        main.query_one(ExplanationTree).show(hit, trace)
+        detail = main.query_one(StageDetail)
+        stage_name = None
+        wf = main.query_one(Waterfall)
+        if main.query_one("#detail", ContentSwitcher).current == "stage-detail" and wf.row_count:
+            stage_name = wf.coordinate_to_cell_key(wf.cursor_coordinate).row_key.value
+        detail.show(trace.stage(stage_name) if (trace and stage_name) else None, self.vault)
+
+    def refresh_pane(self, pane: StatePane) -> None:
+        if pane.is_mounted:
+            pane.show_state(self.ui_state())
+
+    def set_current(self, memory_id: str, *, refresh_main: bool = True) -> None:
+        """Make `memory_id` the memory the panes, pin and copy act on."""
+        self.current_id = memory_id
+        main = self.main()
+        if main is None:
+            return
+        if refresh_main:
+            self._refresh_detail(main)
+        pane = main.pane_widget(main.active_pane())
+        if pane is not None and pane.is_mounted and not isinstance(pane, VaultPane):
+            self.refresh_pane(pane)
+
+    def _set_status(self) -> None:
+        main = self.main()
+        if main is None:
+            return
+        t = Text()
+        t.append_text(lit(self.vault_path.resolve().name, "bold", single_line=True))
+        if self.vault is not None:
+            t.append(f"  {len(self.vault.memories)} memories  {len(self.vault.problems)} problems")
+        t.append(f"  {self.status_text}", style="dim")
+        if self.trace is not None:
+            tr = self.trace
+            t.append(f"  preset {tr.preset}  k {tr.k}  {len(tr.hits)} hits")
+            if tr.cache_hit:
+                t.append("  cache hit", style="bold green")
+            if not self.stable_timings:
+                t.append(f"  {tr.total_ms:.1f} ms", style="cyan")
+            emb = tr.vault.get("embedder")
+            if emb:
+                t.append(f"  embedder {one_line(emb, 30)}", style="dim")
+        if self.pinned:
+            t.append(f"  pinned {len(self.pinned)}", style="magenta")
+        if self.stale_dropped and not self.stable_timings:
+            t.append(f"  stale dropped {self.stale_dropped}", style="dim")
+        main.query_one("#status", Static).update(t)
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(all_bindings(self.settings.keymap), self.settings.source))
+
+    def action_focus_query(self) -> None:
+        main = self.main()
+        if main is not None:
+            main.query_one("#query").focus()
+
+    def pin(self, memory_id: str) -> None:
+        """Pin a memory: every recall from now on says where it fell out (or where it ranked)."""
+        if memory_id in self.pinned:
+            self.notify(f"already pinned: {memory_id}", markup=False)
+            return
+        self.pinned = (*self.pinned, memory_id)
+        self.notify(f"pinned {memory_id}", markup=False)
+        self.launch_recall()
+        main = self.main()
+        if main is not None:
+            main.query_one(PinnedTable).show(self.pinned, self.trace, self.vault)
+            self._set_status()
+
+    def unpin(self, memory_id: str) -> None:
+        self.pinned = tuple(p for p in self.pinned if p != memory_id)
+        self.launch_recall()
+        self.refresh_views()
+
+    def action_pin(self) -> None:
+        if self.current_id:
+            self.pin(self.current_id)
+        else:
+            self.notify("nothing to pin: highlight a hit or a memory in the vault browser")
+
+    def action_pin_by_id(self) -> None:
+        ids = sorted(self.vault.memories) if self.vault else []
+
+        def done(result: str | None) -> None:
+            if result:
+                self.pin(result)
+
+        self.push_screen(PinScreen(ids), done)
+
+    def action_unpin_all(self) -> None:
+        self.pinned = ()
+        self.launch_recall()
+        self.refresh_views()
+
+    def action_copy(self, what: str) -> None:
+        """Copy the current memory's id, its file text, or the trace as JSON."""
+        if what == "trace":
+            if self.trace is None:
+                self.notify("no trace to copy yet")
+                return
+            self.copy_to_clipboard(self.trace.to_json(indent=2))
+            self.notify("copied the trace JSON")
+            return
+        memory = self.vault.get(self.current_id) if (self.vault and self.current_id) else None
+        if memory is None:
+            self.notify("no memory selected")
+            return
+        if what == "id":
+            self.copy_to_clipboard(memory.id)
+            self.notify(f"copied id {memory.id}", markup=False)
+        else:
+            self.copy_to_clipboard((Path(self.vault.root) / memory.path).read_text("utf-8"))
+            self.notify(f"copied the text of {memory.id}", markup=False)
+
+    def action_toggle_verbosity(self) -> None:
+        main = self.main()
+        if main is not None:
+            verbosity = "full" if self.request.verbosity == "lean" else "lean"
+            main.query_one(QueryBar).set_verbosity(verbosity)
+
+    def action_next_preset(self) -> None:
+        self.set_preset(self.presets[(self.presets.index(self.request.preset) + 1)
+                                     % len(self.presets)] if self.request.preset in self.presets
+                        else self.presets[0])
+
+    def set_preset(self, name: str) -> None:
+        main = self.main()
+        if main is not None:
+            main.query_one(QueryBar).set_preset(name)
+
+    def action_rerun(self) -> None:
+        for engine in self._engines.values():
+            engine.clear_cache()
+        self.launch_recall()
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        """Everything the palette offers: every bound action, presets, per-memory pin/open."""
+        out: list[PaletteCommand] = []
+        main = self.main()
+        for b in all_bindings(self.settings.keymap):
+            if b.where in ("help", "pin dialog") or b.id == "app.palette":
+                continue
+            target = self if b.where == "global" else main
+            if b.where in ("global", "main screen") and target is not None:
+                action = next(x.action for x in type(target).BINDINGS
+                              if isinstance(x, Binding) and x.id == b.id)
+                out.append(PaletteCommand(f"{b.description} ({b.keys})", f"binding {b.id}",
+                                          _runner(target, action)))
+        for name in self.presets:
+            out.append(PaletteCommand(f"Preset: {name}", "re-run the query with this preset",
+                                      lambda n=name: self.set_preset(n)))
+        out.append(PaletteCommand("Verbosity: lean/full", "toggle the results' payloads",
+                                  self.action_toggle_verbosity))
+        for mid in self.pinned:
+            out.append(PaletteCommand(f"Unpin {one_line(mid, 60)}", "stop asking about it",
+                                      lambda m=mid: self.unpin(m)))
+        if self.vault is not None:
+            for m in self.vault.memories.values():
+                label = f"{one_line(m.id, 50)} — {one_line(m.title, 60)}"
+                out.append(PaletteCommand(f"Pin {label}", "ask every recall why it is missing",
+                                          lambda i=m.id: self.pin(i), discover=False))
+                out.append(PaletteCommand(f"Open {label}", "show it in the memory pane",
+                                          lambda i=m.id: self.open_memory(i), discover=False))
+        return out
+
+    def open_memory(self, memory_id: str, *, follow_results: bool = False) -> None:
+        """Show `memory_id` in the memory pane. Unless it came from the results table, the
+        panes stay on it when a new recall redraws the table."""
+        self.follow_results = follow_results
+        self.set_current(memory_id)
+        main = self.main()
+        if main is not None:
+            main.action_show_pane("memory")
+
+
+def _runner(target: Any, action: str) -> Callable[[], object]:
+    """A callable running `action` (as written in a Binding) on `target`."""
+    return lambda: target.run_action(action)
+
+
+def make_app(vault_path: str | Path, *, settings: Settings | None = None,
+             preset: str | None = None, now: datetime | None = None, embedder: str | None = None,
+             query: str = "", stable_timings: bool = False, engine: Any = None) -> RecallApp:
+    """Build the app with the presets the vault can see. Tests and screenshots use this too;
+    they pass an already open `engine` (the real one) so one index serves many app runs."""
+    from recall_tui.config import list_presets
+
+    presets = list_presets(vault_path) or ["default"]
+    settings = settings or Settings()
+    chosen = preset or settings.preset
+    return RecallApp(vault_path, settings=settings, preset=chosen, now=now, embedder=embedder,
+                     query=query, stable_timings=stable_timings, presets=presets, engine=engine)
+

@@ -1,0 +1,49 @@
+"""Messages the app's workers post back to the UI thread.
+
+Each is stamped: `seq` orders recalls so a late answer to an old query is dropped, and the
+elapsed wall time is carried for the status line and the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from recall_tui.model import Vault
+from recall_tui.trace import Trace
+
+
+@dataclass
+class EngineReady(Message):
+    """The vault was read and the engine (with its index) is open."""
+
+    engine: Any
+    """The `recall_tui.engine.Engine`."""
+    vault: Vault
+    elapsed_ms: float
+
+
+@dataclass
+class EngineFailed(Message):
+    """Opening the vault or the engine failed; `reason` names the file and the cause."""
+
+    reason: str
+
+
+@dataclass
+class RecallDone(Message):
+    """A recall finished. Applied only if `seq` is the latest one asked for."""
+
+    seq: int
+    trace: Trace
+    elapsed_ms: float
+
+
+@dataclass
+class RecallFailed(Message):
+    """The engine raised (it should not); shown instead of hiding the bug."""
+
+    seq: int
+    error: str

@@ -1,0 +1,172 @@
+"""The query input and the compact settings bar beneath it (preset, k, now, as-of, filters).
+
+The bar only collects what the user typed into a `RecallRequest`; parsing errors (a bad k or
+date) are shown in place and the last good value is kept, so a half-typed date never breaks the
+live recall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Checkbox, Input, Label, Select
+
+from recall_tui.model import MEMORY_TYPES
+
+ANY_TYPE = "any"
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """Everything one recall is asked with, as the user set it in the bars."""
+
+    query: str = ""
+    """The query text."""
+    preset: str = "default"
+    """Preset name."""
+    k: int = 10
+    """Hits asked for."""
+    now: datetime | None = None
+    """Pinned `now` (None: the real clock)."""
+    as_of: datetime | None = None
+    """Bi-temporal as-of time (None: no as-of filter)."""
+    include_inbox: bool = False
+    """Also recall memories under `_inbox/`."""
+    include_superseded: bool = False
+    """Also recall superseded memories."""
+    type_filter: str = ANY_TYPE
+    """Only this memory type, or `any`."""
+    verbosity: str = "lean"
+    """`lean` or `full`."""
+
+
+def parse_when(text: str) -> datetime | None:
+    """An ISO-8601 date or datetime (UTC when no zone is given); empty means None."""
+    text = text.strip()
+    if not text:
+        return None
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+class QueryBar(Widget):
+    """Query input plus settings; posts `Changed` on any edit (the screen debounces)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Leave the bar", show=False, id="query.leave"),
+    ]
+
+    @dataclass
+    class Changed(Message):
+        """The request changed; `typed` is True for keystrokes in the query input."""
+
+        request: RecallRequest
+        typed: bool
+
+    def __init__(self, request: RecallRequest, presets: list[str], *,
+                 id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.request = request
+        self.presets = presets if request.preset in presets else [request.preset, *presets]
+
+    def compose(self) -> ComposeResult:
+        r = self.request
+        with Horizontal(id="query-row"):
+            yield Label("❯ ", id="query-prompt")
+            yield Input(value=r.query, placeholder="type a query — every keystroke re-runs "
+                        "the pipeline", id="query", compact=True)
+        with Horizontal(id="settings-row"):
+            yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
+                         id="preset", compact=True, tooltip="preset")
+            yield Label(" k", classes="setting-label")
+            yield Input(str(r.k), id="k", compact=True, type="integer", restrict=r"\d*",
+                        max_length=3)
+            yield Label(" now", classes="setting-label")
+            yield Input(r.now.isoformat(timespec="minutes") if r.now else "", placeholder="clock",
+                        id="now", compact=True)
+            yield Label(" as-of", classes="setting-label")
+            yield Input(r.as_of.isoformat(timespec="minutes") if r.as_of else "",
+                        placeholder="—", id="as-of", compact=True)
+            yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
+                         value=r.type_filter, allow_blank=False, id="type", compact=True,
+                         tooltip="type filter")
+            yield Checkbox("inbox", r.include_inbox, id="inbox", compact=True)
+            yield Checkbox("superseded", r.include_superseded, id="superseded", compact=True)
+            yield Label("", id="settings-error")
+
+    def _emit(self, typed: bool = False, **changes: object) -> None:
+        self.request = replace(self.request, **changes)
+        self.post_message(self.Changed(self.request, typed))
+
+    def _error(self, message: str) -> None:
+        self.query_one("#settings-error", Label).update(Text(message, style="bold red"))
+
+    @on(Input.Changed, "#query")
+    def _query(self, event: Input.Changed) -> None:
+        event.stop()
+        self._emit(True, query=event.value)
+
+    @on(Input.Changed, "#k")
+    def _k(self, event: Input.Changed) -> None:
+        event.stop()
+        if event.value.isdigit() and int(event.value) > 0:
+            self._error("")
+            self._emit(k=int(event.value))
+        else:
+            self._error("k must be ≥ 1")
+
+    @on(Input.Changed, "#now")
+    @on(Input.Changed, "#as-of")
+    def _when(self, event: Input.Changed) -> None:
+        event.stop()
+        name = "now" if event.input.id == "now" else "as_of"
+        try:
+            value = parse_when(event.value)
+        except ValueError:
+            self._error(f"{name.replace('_', '-')}: not an ISO date")
+            return
+        self._error("")
+        self._emit(**{name: value})
+
+    @on(Select.Changed, "#preset")
+    def _preset(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str) and event.value != self.request.preset:
+            self._emit(preset=event.value)
+
+    @on(Select.Changed, "#type")
+    def _type(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str) and event.value != self.request.type_filter:
+            self._emit(type_filter=event.value)
+
+    @on(Checkbox.Changed, "#inbox")
+    def _inbox(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self._emit(include_inbox=event.value)
+
+    @on(Checkbox.Changed, "#superseded")
+    def _superseded(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self._emit(include_superseded=event.value)
+
+    def action_leave(self) -> None:
+        """Hand the keys back to the tables (so letters are bindings again)."""
+        self.screen.query_one("#results").focus()
+
+    def set_preset(self, name: str) -> None:
+        """Switch the preset select (from a key or the palette)."""
+        self.query_one("#preset", Select).value = name
+
+    def set_verbosity(self, verbosity: str) -> None:
+        """Change verbosity (it has no widget of its own; `v` toggles it)."""
+        self._emit(verbosity=verbosity)

@@ -1,0 +1,140 @@
+"""The vault browser: every memory by folder or by topic, narrowed by a filter as you type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Label, Tree
+
+from recall_tui.model import Memory, Vault
+from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.state import UIState
+from recall_tui.tui.widgets.panes import StatePane
+from recall_tui.tui.widgets.vim import VimTree
+
+
+def _matches(m: Memory, needle: str) -> bool:
+    if not needle:
+        return True
+    hay = " ".join((m.id, m.title, m.path, m.topic_path, m.type, *m.tags)).lower()
+    return all(part in hay for part in needle.lower().split())
+
+
+class VaultTree(VimTree):
+    """Folders (or topics) as branches, memories as leaves whose data is the memory id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "pin", "Pin", id="vault.pin"),
+        Binding("b", "toggle_group", "By folder/topic", id="vault.group"),
+    ]
+
+    @dataclass
+    class Pin(Message):
+        """Pin the memory under the cursor."""
+
+        id: str
+
+    @dataclass
+    class Open(Message):
+        """Open the memory under the cursor in the memory pane."""
+
+        id: str
+
+    @dataclass
+    class Cursor(Message):
+        """The cursor moved onto a memory."""
+
+        id: str
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Text("vault"), id=id)
+        self.group_by = "folder"
+        self.vault: Vault | None = None
+        self.needle = ""
+
+    def rebuild(self) -> None:
+        """Fill the tree from the vault, grouped and filtered as currently set."""
+        self.clear()
+        if self.vault is None:
+            return
+        groups: dict[str, list[Memory]] = {}
+        for m in self.vault.memories.values():
+            if not _matches(m, self.needle):
+                continue
+            key = m.path.rsplit("/", 1)[0] if "/" in m.path else "."
+            if self.group_by == "topic":
+                key = m.topic_path or "(no topic)"
+            groups.setdefault(key, []).append(m)
+        total = sum(len(v) for v in groups.values())
+        self.root.set_label(Text(f"{total} memories by {self.group_by}", style="bold"))
+        for key in sorted(groups):
+            branch = self.root.add(lit(f"{key} ({len(groups[key])})", "bold", single_line=True),
+                                   expand=bool(self.needle) or len(groups) <= 6)
+            for m in sorted(groups[key], key=lambda x: x.title.lower()):
+                label = lit(one_line(m.title, 60), "" if m.is_recallable_by_default else "dim",
+                            single_line=True)
+                label.append(f"  {m.type}", style="dim cyan")
+                if m.status != "active":
+                    label.append(f" [{m.status}]", style="yellow")
+                branch.add_leaf(label, data=m.id)
+        self.root.expand()
+
+    def _cursor_id(self) -> str | None:
+        node = self.cursor_node
+        return node.data if node is not None and isinstance(node.data, str) else None
+
+    def action_pin(self) -> None:
+        mid = self._cursor_id()
+        if mid:
+            self.post_message(self.Pin(mid))
+
+    def action_toggle_group(self) -> None:
+        self.group_by = "topic" if self.group_by == "folder" else "folder"
+        self.rebuild()
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        event.stop()
+        if isinstance(event.node.data, str):
+            self.post_message(self.Open(event.node.data))
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        event.stop()
+        if isinstance(event.node.data, str):
+            self.post_message(self.Cursor(event.node.data))
+
+
+class VaultPane(StatePane):
+    """The filter input above the vault tree."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            with Horizontal(id="vault-filter-row"):
+                yield Label("filter ", id="vault-filter-label")
+                yield Input(placeholder="words in id, title, path, topic, tags",
+                            id="vault-filter", compact=True)
+            yield VaultTree(id="vault-tree")
+
+    def show_state(self, state: UIState) -> None:
+        tree = self.query_one(VaultTree)
+        if tree.vault is not state.vault:
+            tree.vault = state.vault
+            tree.rebuild()
+
+    @on(Input.Changed, "#vault-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        event.stop()
+        tree = self.query_one(VaultTree)
+        tree.needle = event.value.strip()
+        tree.rebuild()
+
+    @on(Input.Submitted, "#vault-filter")
+    def _to_tree(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(VaultTree).focus()

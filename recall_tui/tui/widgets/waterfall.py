@@ -1,0 +1,104 @@
+"""The stage waterfall: one row per pipeline stage, its latency bar, ms, candidates, skip reason.
+
+Bars are scaled to the slowest stage of the trace. In stable-timings mode (snapshots and
+screenshots) live milliseconds would make every image differ, so the bar is scaled to the
+candidate count instead and the ms column shows `—`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+
+from recall_tui.trace import STAGE_ORDER, StageRecord, Trace
+from recall_tui.tui.safe import lit
+from recall_tui.tui.widgets.vim import VimTable
+
+BAR_WIDTH = 10
+
+
+def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
+    """A left-aligned bar of eighth blocks, `value / top` of `width` cells."""
+    if top <= 0 or value <= 0:
+        return ""
+    eighths = max(1, round(value / top * width * 8))
+    full, part = divmod(eighths, 8)
+    return "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+
+
+def ordered_stages(trace: Trace) -> list[StageRecord]:
+    """The trace's stage records in STAGE_ORDER, then any stage the engine added beyond it."""
+    by_name = {s.name: s for s in trace.stages}
+    out = [by_name[n] for n in STAGE_ORDER if n in by_name]
+    out += [s for s in trace.stages if s.name not in STAGE_ORDER]
+    return out
+
+
+class Waterfall(VimTable):
+    """Renders a Trace's stages; highlighting or selecting a row posts `StageChosen`."""
+
+    @dataclass
+    class StageChosen(Message):
+        """The user moved to (or selected) a stage row."""
+
+        name: str
+
+    def __init__(self, *, stable_timings: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.stable_timings = stable_timings
+        self.trace: Trace | None = None
+
+    def on_mount(self) -> None:
+        self.add_column("stage", key="stage")
+        self.add_column("latency", width=BAR_WIDTH, key="bar")
+        self.add_column("ms", key="ms")
+        self.add_column("n", key="n")
+        self.add_column("note", key="note")
+        self.border_title = "stages"
+
+    def show(self, trace: Trace | None) -> None:
+        """Replace the rows with `trace`'s stages, keeping the cursor on the same stage."""
+        self.trace = trace
+        row = self.cursor_row
+        self.clear()
+        if trace is None:
+            return
+        stages = ordered_stages(trace)
+        if self.stable_timings:
+            top = max((len(s.candidates) for s in stages), default=0)
+        else:
+            top = max((s.ms for s in stages), default=0.0)
+        for s in stages:
+            value = len(s.candidates) if self.stable_timings else s.ms
+            hit = s.name == "cache" and trace.cache_hit
+            if s.skipped:
+                style = "dim"
+                ms = Text("skip", style="dim italic")
+                note = lit(s.reason or "skipped", "dim italic", single_line=True)
+            else:
+                style = "bold green" if hit else ""
+                ms = Text("—" if self.stable_timings else f"{s.ms:.1f}", justify="right")
+                note = lit("cache hit" if hit else s.reason, "bold green" if hit else "dim",
+                           single_line=True)
+            self.add_row(
+                Text(s.name, style=style),
+                Text(bar(value, top), style="dim" if s.skipped else "cyan"),
+                ms,
+                Text(str(len(s.candidates)), style=style or "", justify="right"),
+                note,
+                key=s.name,
+            )
+        if self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    def on_data_table_row_highlighted(self, event: VimTable.RowHighlighted) -> None:
+        event.stop()
+        if self.has_focus and event.row_key.value:
+            self.post_message(self.StageChosen(event.row_key.value))
+
+    def on_data_table_row_selected(self, event: VimTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value:
+            self.post_message(self.StageChosen(event.row_key.value))

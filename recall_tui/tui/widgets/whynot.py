@@ -1,0 +1,56 @@
+"""Pinned memories and the trace's answer to "why not?" for each of them."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from recall_tui.model import Vault
+from recall_tui.trace import Trace, WhyNot
+from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.widgets.vim import VimTable
+
+
+def why_text(w: WhyNot) -> Text:
+    """The WhyNot answer in one line: its rank when found, else the stage and the reason."""
+    if w.found:
+        t = Text(f"found at #{w.rank}", style="green")
+    else:
+        t = Text(f"out at {w.stage}: ", style="yellow")
+        t.append_text(lit(w.reason, single_line=True))
+    if w.channel_ranks:
+        t.append("  (" + ", ".join(f"{c} #{r}" for c, r in w.channel_ranks) + ")", style="dim")
+    for d in w.details:
+        t.append("  · ", style="dim")
+        t.append_text(lit(d, "dim", single_line=True))
+    return t
+
+
+class PinnedTable(VimTable):
+    """One row per pinned memory: its title and the current trace's WhyNot for it."""
+
+    def on_mount(self) -> None:
+        self.border_title = "pinned — why not?"
+        self.add_column("id", key="id")
+        self.add_column("title", key="title", width=22)
+        self.add_column("answer", key="answer")
+
+    def show(self, pinned: tuple[str, ...], trace: Trace | None, vault: Vault | None) -> None:
+        """Replace the rows with the pinned ids and their answers."""
+        self.clear()
+        if not pinned:
+            self.border_subtitle = "p pins the highlighted memory, P pins by id"
+            return
+        self.border_subtitle = None
+        for mid in pinned:
+            m = vault.get(mid) if vault is not None else None
+            w = trace.why_of(mid) if trace is not None else None
+            if w is not None:
+                answer = why_text(w)
+            elif trace is not None and trace.hit(mid) is not None:
+                answer = Text(f"found at #{trace.hit(mid).rank}", style="green")
+            else:
+                answer = Text("no answer in this trace" if trace is not None else "no recall yet",
+                              style="dim")
+            self.add_row(lit(mid, single_line=True),
+                         lit(one_line(m.title if m else "(not in vault)", 40), single_line=True),
+                         answer, key=mid)

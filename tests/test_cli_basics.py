@@ -1,0 +1,45 @@
+"""The conventions every user tries first: --help, --version, unknown commands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from recall_tui import __version__
+
+BIN = Path(sys.executable).with_name("recall-tui")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_version_prints_the_package_version():
+    out = run("--version")
+    assert out.returncode == 0
+    assert out.stdout.strip() == f"recall-tui {__version__}"
+
+
+def test_help_lists_every_command():
+    out = run("--help")
+    assert out.returncode == 0
+    for command in ("check", "index", "query", "load", "eval", "hook", "tui"):
+        assert f"    {command} " in out.stdout
+
+
+def test_python_dash_m_works_like_the_console_script():
+    out = subprocess.run(
+        [sys.executable, "-m", "recall_tui", "--version"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert out.returncode == 0 and __version__ in out.stdout
+
+
+def test_every_command_has_its_own_help():
+    for command in ("check", "index", "query", "load", "eval"):
+        out = run(command, "--help")
+        assert out.returncode == 0, (command, out.stderr)
+        assert "usage: recall-tui " + command in out.stdout

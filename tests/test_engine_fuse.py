@@ -1,0 +1,67 @@
+"""fuse: weighted RRF and MemoryVault's linear merge, against hand computation."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_tui.config import Config
+from recall_tui.engine import Engine
+from recall_tui.engine.stages.fuse import linear, rrf
+from tests.conftest import PINNED_NOW
+from tests.engine_vaults import mem, write_vault
+
+
+def test_rrf_hand_computed():
+    rankings = {
+        "keyword": [("a", 9.0, 1), ("b", 5.0, 2), ("c", 1.0, 3)],
+        "vector": [("b", 0.9, 1), ("a", 0.8, 2)],
+        "topic": [("c", 1.0, 1)],
+    }
+    out = rrf(rankings, {"keyword": 1.0, "vector": 1.0, "topic": 2.0}, 60)
+    assert out["a"][0] == pytest.approx(1 / 61 + 1 / 62)
+    assert out["b"][0] == pytest.approx(1 / 62 + 1 / 61)
+    assert out["c"][0] == pytest.approx(1 / 63 + 2 / 61)
+    parts = {p.channel: p for p in out["c"][1]}
+    assert parts["topic"].contribution == pytest.approx(2 / 61)
+    assert parts["topic"].weight == 2.0 and parts["keyword"].rank == 3
+
+
+def test_linear_merge_hand_computed():
+    rankings = {"keyword": [("a", 3.0, 1), ("b", 1.0, 2)], "vector": [("b", 0.8, 1), ("c", 0.6, 2)]}
+    shares = {"a": 1.0, "b": 0.5}
+    out = linear(rankings, shares, {}, 0.7, 0.3)
+    assert out["a"][0] == pytest.approx(0.3 * 1.0)
+    assert out["b"][0] == pytest.approx(0.7 * 0.8 + 0.3 * 0.5)
+    assert out["c"][0] == pytest.approx(0.7 * 0.6)
+
+
+def test_engine_rrf_contributions_sum_to_fused(tmp_path):
+    vault = write_vault(tmp_path / "v", dict([
+        mem("diet", "Vegan since 2026", "Maya is vegan.", topic_key="user.diet", keywords=["food"]),
+        mem("old", "Vegetarian", "Maya was vegetarian.", keywords=["food"]),
+        mem("x", "Caddy", "Reverse proxy."),
+        mem("y", "Dentist", "Appointment."),
+    ]))
+    eng = Engine(vault, None, Config())
+    tr = eng.recall("vegan food", now=PINNED_NOW, topic_key="user.diet")
+    hit = tr.hit("diet")
+    assert set(hit.channels) >= {"keyword", "topic"}
+    assert hit.explain.fused == pytest.approx(sum(c.contribution for c in hit.explain.channels))
+    topic = [c for c in hit.explain.channels if c.channel == "topic"][0]
+    assert topic.contribution == pytest.approx(2.0 / 61)
+
+
+def test_engine_linear_keyword_share(tmp_path):
+    vault = write_vault(tmp_path / "v", dict([
+        mem("a", "Postgres upgrade", "Planned."),
+        mem("b", "Postgres", "Database."),
+        mem("c", "Dentist", "Appointment."),
+        mem("d", "Running", "Marathon."),
+    ]))
+    cfg = Config().with_value("fuse.method", "linear").with_value("signature.enabled", False)
+    tr = Engine(vault, None, cfg).recall("postgres upgrade", now=PINNED_NOW)
+    # no embedder: score = 0.3 x matched share; reported on the 0-100 scale of 0.3
+    assert tr.hit("a").explain.fused == pytest.approx(0.3 * 1.0)
+    assert tr.hit("b").explain.fused == pytest.approx(0.3 * 0.5)
+    assert tr.hit("a").score == pytest.approx(100.0)
+    assert tr.hit("b").score == pytest.approx(50.0)

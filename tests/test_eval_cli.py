@@ -1,0 +1,124 @@
+"""`recall-tui eval` end to end on the sample vault: the numbers it prints are the metrics of
+the rankings the engine really returns, presets are compared per query, as_of is passed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recall_tui import metrics
+from tests.conftest import PINNED_NOW, SAMPLE_VAULT
+
+BIN = Path(sys.executable).with_name("recall-tui")
+NOW = "2026-11-21T09:00:00Z"
+
+
+def _eval(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN), "eval", *args], capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory) -> Path:
+    dst = tmp_path_factory.mktemp("eval") / "vault"
+    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def report(vault) -> dict:
+    # keyword-only embedder keeps the test fast; the metric plumbing is the same
+    r = _eval("--vault", str(vault), "--preset", "default", "--preset", "bastra", "--k", "5",
+              "--now", NOW, "--embedder", "none", "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_reported_metrics_are_the_metrics_of_the_reported_rankings(report, vault):
+    golden = metrics.read_golden(vault / "golden.jsonl")
+    assert report["k"] == 5 and report["now"].startswith("2026-11-21T09:00")
+    for name in ("default", "bastra"):
+        rows = report["presets"][name]["queries"]
+        assert [r["query"] for r in rows] == [g.query for g in golden]
+        for row, g in zip(rows, golden, strict=True):
+            assert len(row["ranked"]) <= 5
+            again = metrics.score_query(g.query, row["ranked"], g.relevant, 5)
+            assert row["metrics"] == pytest.approx(dict(again.metrics))
+            assert row["unjudged"] == [i for i in row["ranked"] if i not in g.relevant]
+        means = report["presets"][name]["means"]
+        recalls = [r["metrics"]["recall"] for r in rows if r["metrics"]["recall"] is not None]
+        assert means["recall"] == pytest.approx(sum(recalls) / len(recalls))
+        # the sample vault is built so that recall works: far better than nothing
+        assert means["mrr"] > 0.3
+
+
+def test_rankings_are_the_engines(report, vault):
+    from recall_tui.engine import open_engine
+
+    engine = open_engine(vault, preset="default", embedder="none")
+    try:
+        golden = metrics.read_golden(vault / "golden.jsonl")
+        rows = report["presets"]["default"]["queries"]
+        for g, row in list(zip(golden, rows, strict=True))[:10]:
+            trace = engine.recall(g.query, k=5, now=PINNED_NOW, as_of=g.as_of)
+            assert [h.id for h in trace.hits] == row["ranked"]
+    finally:
+        engine.index.close()
+
+
+def test_as_of_lines_are_evaluated_as_of_their_date(report):
+    rows = report["presets"]["default"]["queries"]
+    dated = [r for r in rows if r["as_of"]]
+    assert dated, "the sample golden file has as_of queries"
+    # an as_of query's target is a memory that is superseded today: found only because the
+    # recall ran as of the line's date
+    found = [r for r in dated if any(i in r["ranked"] for i, g in r["judged"].items() if g == 3)]
+    assert len(found) >= len(dated) // 2
+
+
+def test_paired_comparison(report):
+    (c,) = report["comparisons"]
+    assert (c["baseline"], c["candidate"]) == ("default", "bastra")
+    d = report["presets"]["default"]["queries"]
+    b = report["presets"]["bastra"]["queries"]
+    mrr = c["metrics"]["mrr"]
+    deltas = [y["metrics"]["mrr"] - x["metrics"]["mrr"] for x, y in zip(d, b, strict=True)]
+    deltas = [0.0 if abs(x) <= 1e-9 else x for x in deltas]
+    assert mrr["deltas"] == pytest.approx(deltas)
+    assert mrr["wins"] == sum(1 for x in deltas if x > 0)
+    assert mrr["losses"] == sum(1 for x in deltas if x < 0)
+    assert mrr["wins"] + mrr["losses"] + mrr["ties"] == len(d)
+    assert mrr["sign_p"] == pytest.approx(metrics.sign_test_p(mrr["wins"], mrr["losses"]))
+    assert 0 < mrr["randomisation_p"] <= 1
+
+
+def test_table_output(vault):
+    r = _eval("--vault", str(vault), "--preset", "default", "--preset", "memoturn", "--now", NOW,
+              "--embedder", "none")
+    assert r.returncode == 0, r.stderr
+    assert "recall@10" in r.stdout and "nDCG@10" in r.stdout
+    assert "memoturn vs default" in r.stdout and "sign p" in r.stdout
+
+
+def test_bad_golden_line_names_file_and_line(vault, tmp_path):
+    bad = tmp_path / "g.jsonl"
+    bad.write_text('{"query": "ok", "relevant": ["a"]}\n{"query": "x", "relevant": {"a": 7}}\n')
+    r = _eval("--vault", str(vault), "--queries", str(bad))
+    assert r.returncode == 2
+    assert f"{bad}:2:" in r.stderr and "0..3" in r.stderr
+
+
+def test_unknown_preset_and_unknown_ids(vault, tmp_path):
+    r = _eval("--vault", str(vault), "--preset", "no-such-preset")
+    assert r.returncode == 2 and "unknown preset 'no-such-preset'" in r.stderr
+    g = tmp_path / "g.jsonl"
+    g.write_text('{"query": "postgres upgrade", "relevant": {"not-a-memory": 3}}\n')
+    r = _eval("--vault", str(vault), "--queries", str(g), "--embedder", "none", "--now", NOW, "--json")
+    assert r.returncode == 0, r.stderr
+    assert f"{g}:1: judged id 'not-a-memory' is not in the vault" in r.stderr
+    assert json.loads(r.stdout)["warnings"]
