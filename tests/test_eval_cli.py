@@ -46,10 +46,11 @@ def test_reported_metrics_are_the_metrics_of_the_reported_rankings(report, vault
         rows = report["presets"][name]["queries"]
         assert [r["query"] for r in rows] == [g.query for g in golden]
         for row, g in zip(rows, golden, strict=True):
-            assert len(row["ranked"]) <= 5
+            # the ranking is what the engine returned (bastra appends 1-hop neighbours after
+            # the cut to k, so it may hold more than k); every metric scores only the top k
             again = metrics.score_query(g.query, row["ranked"], g.relevant, 5)
             assert row["metrics"] == pytest.approx(dict(again.metrics))
-            assert row["unjudged"] == [i for i in row["ranked"] if i not in g.relevant]
+            assert row["unjudged"] == [i for i in row["ranked"][:5] if i not in g.relevant]
         means = report["presets"][name]["means"]
         recalls = [r["metrics"]["recall"] for r in rows if r["metrics"]["recall"] is not None]
         assert means["recall"] == pytest.approx(sum(recalls) / len(recalls))

@@ -234,7 +234,10 @@ def test_a_memory_without_frontmatter_gets_every_default(bad):
 
 
 def test_bom_crlf_and_reserved_folders(bad):
+    raw = (BAD / "_always-load/core-rule.md").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf---\r\n")  # the fixture really has a BOM and CRLF
     core = bad.memories["core-rule"]
+    assert core.body == "# Never touch production\r\n\r\nAsk before any write to production.\r\n"
     assert core.role is Role.ALWAYS_LOAD and core.topic_path == ""
     assert (core.type, core.tags, core.title) == (
         "instruction",

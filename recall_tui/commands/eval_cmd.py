@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
+    embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
     try:
         for name, cfg in configs:
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             "queries_file": str(qfile),
             "k": args.k,
             "now": now.isoformat(),
-            "embedder": (base.index.embedder_info if base.index is not None else {}).get("name"),
+            "embedder": embedder,
             "warnings": warnings,
             "presets": {
                 name: {
