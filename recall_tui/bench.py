@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -254,7 +255,8 @@ def vector_oracle(engine: Any, queries: Sequence[str], k: int) -> dict[str, Any]
 
 def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries: Sequence[str],
                   runs: int, preset: str = "default", label: str = "",
-                  oracles: bool = True) -> dict[str, Any]:
+                  oracles: bool = True, log: Callable[[str], None] = lambda s: None
+                  ) -> dict[str, Any]:
     """Every figure for one vault, measured in this process (call it in a fresh one)."""
     from recall_tui.config import load_preset
     from recall_tui.engine import Engine
@@ -262,6 +264,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
     from recall_tui.vault import read_vault
 
     baseline_mb = peak_rss_mb()
+    log(f"reading {vault_path} ...")
     vault, read_ms = _timed(lambda: read_vault(vault_path))
     if not vault.memories:
         raise ValueError(f"{vault_path}: holds no memories to benchmark")
@@ -280,6 +283,8 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         "vault_read_ms": read_ms,
     }
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
+        log(f"read {len(vault.memories)} memories in {read_ms / 1000:.1f} s; building the "
+            f"index ({emb.name}) ...")
         index, build_ms = _timed(lambda: Index.open(vault, emb, path=Path(tmp) / "index.sqlite"))
         rep = index.report
         result["index_build"] = {
@@ -298,6 +303,8 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                                  "ms": max(s["ms"] for s in samples),
                                  "embed_ms": max(s["embed_ms"] for s in samples),
                                  "embedder": f"{emb.name} {emb.model}"}
+        log(f"index built in {build_ms / 1000:.1f} s; recalling {len(queries)} queries "
+            f"x (1 warm-up + {runs}) ...")
         engine = Engine(vault, index, cfg, preset=preset)
         # The first recall builds the engine's in-memory structures (BM25 postings...).
         _, first_ms = _timed(lambda: engine.recall(queries[0], now=BENCH_NOW))
@@ -328,6 +335,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                     if s.name == "vector":
                         embed_ms = float(s.info_dict().get("embed_ms", 0.0) or 0.0)
                 ex_embed.append(trace.total_ms - embed_ms)
+        log(f"pipeline p50 {percentile(total, 50):.1f} ms; embedding queries and oracles ...")
         fresh_embed = []
         for i, q in enumerate(queries):
             _, ms = _timed(lambda q=q, i=i: emb.embed([f"{q} #{i}"]))  # never cached
@@ -418,32 +426,47 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
     return root
 
 
-def _child(args: list[str], timeout: float | None) -> tuple[dict[str, Any], float]:
-    """Run `python -m recall_tui.bench ARGS` and parse the JSON it prints last; also the epoch
-    time it was spawned at."""
+def _child(args: list[str], log: Callable[[str], None] = lambda s: None
+           ) -> tuple[dict[str, Any], float]:
+    """Run `python -m recall_tui.bench ARGS`, pass its progress lines (stderr) to `log`, and
+    parse the JSON it prints last on stdout; also the epoch time it was spawned at."""
     cmd = [sys.executable, "-m", "recall_tui.bench", *args]
     spawned = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    errors: list[str] = []
+
+    def pump() -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            errors.append(line.rstrip("\n"))
+            log("  " + line.rstrip("\n"))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    proc.wait()
+    reader.join()
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
-        raise RuntimeError("benchmark child failed:\n" + "\n".join(tail))
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        raise RuntimeError("benchmark child failed:\n" + "\n".join(errors[-12:]))
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if not lines:
-        raise RuntimeError(f"benchmark child printed no result: {proc.stdout[-500:]}")
+        raise RuntimeError(f"benchmark child printed no result: {out[-500:]}")
     return json.loads(lines[-1]), spawned
 
 
 def measure_in_child(vault: Path, *, embedder: str, queries_file: Path | None, runs: int,
                      preset: str, label: str, oracles: bool = True,
-                     timeout: float | None = None) -> dict[str, Any]:
+                     max_queries: int | None = None,
+                     log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """`measure_vault` in a fresh interpreter, so its peak memory is its own."""
     args = ["child", str(vault), "--embedder", embedder, "--runs", str(runs),
             "--preset", preset, "--label", label]
     if queries_file is not None:
         args += ["--queries", str(queries_file)]
+    if max_queries:
+        args += ["--max-queries", str(max_queries)]
     if not oracles:
         args.append("--no-oracles")
-    result, _ = _child(args, timeout)
+    result, _ = _child(args, log)
     return result
 
 
@@ -452,10 +475,10 @@ def cold_start(vault: Path, *, embedder: str = "local", query: str = "postgres u
     """Process start to first recall result, in fresh processes against an index already
     built (one unmeasured run builds it first). Median of `repeats`."""
     args = ["cold", str(vault), "--embedder", embedder, "--query", query, "--preset", preset]
-    _child(args, None)  # builds or updates the index; not measured
+    _child(args)  # builds or updates the index; not measured
     samples = []
     for _ in range(max(1, repeats)):
-        marks, spawned = _child(args, None)
+        marks, spawned = _child(args)
         marks["process_ms"] = (marks.pop("result_at") - spawned) * 1000
         samples.append(marks)
     samples.sort(key=lambda m: m["process_ms"])
@@ -546,6 +569,7 @@ def evaluate_targets(results: Sequence[dict[str, Any]],
 def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | None,
               runs: int, embedder: str, preset: str = "default", cold_vault: Path | None = None,
               synth_dir: Path | None = None, oracles: bool = True,
+              max_queries: int | None = None,
               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """The whole benchmark: each vault in its own child process, then the cold start."""
     results = []
@@ -564,7 +588,8 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
         log(f"measuring {label} ({emb} embedder, {runs} runs) ...")
         t = time.perf_counter()
         r = measure_in_child(root, embedder=emb, queries_file=qf, runs=runs,
-                             preset=preset, label=label, oracles=oracles)
+                             preset=preset, label=label, oracles=oracles,
+                             max_queries=max_queries, log=log)
         r["child_seconds"] = time.perf_counter() - t
         results.append(r)
     cold = None
@@ -662,6 +687,11 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
 # --- child entry point ----------------------------------------------------------------------
 
 
+def _progress(text: str) -> None:
+    """Child progress goes to stderr (the parent relays it); stdout carries the result."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _main(argv: list[str]) -> int:
     import argparse
 
@@ -675,6 +705,7 @@ def _main(argv: list[str]) -> int:
     c.add_argument("--preset", default="default")
     c.add_argument("--label", default="")
     c.add_argument("--no-oracles", action="store_true")
+    c.add_argument("--max-queries", type=int)
     k = sub.add_parser("cold")
     k.add_argument("vault")
     k.add_argument("--embedder", default="local")
@@ -688,9 +719,10 @@ def _main(argv: list[str]) -> int:
         if qf is None:
             print(f"{a.vault}: no queries file", file=sys.stderr)
             return 2
-        out = measure_vault(a.vault, embedder=a.embedder, queries=load_queries(qf),
+        queries = load_queries(qf)[: a.max_queries or None]
+        out = measure_vault(a.vault, embedder=a.embedder, queries=queries,
                             runs=a.runs, preset=a.preset, label=a.label,
-                            oracles=not a.no_oracles)
+                            oracles=not a.no_oracles, log=_progress)
     print(json.dumps(out))
     return 0
 

@@ -64,6 +64,8 @@ EMBED_CHUNK = 64
 QUERY_CACHE_SIZE = 256
 #: Recall times kept per memory.
 MAX_RECALL_TIMES = 20
+#: Files up to this size get a full `PRAGMA quick_check` on open (about 20 ms per MB).
+QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
 #: Most distinct trigrams put in one fuzzy query (keeps a pasted paragraph cheap).
 MAX_TRIGRAMS = 96
 _REQUIRED_TABLES = frozenset(
@@ -138,7 +140,7 @@ class RecallStats:
     """The most recent recall times, oldest first, at most MAX_RECALL_TIMES."""
 
 
-class IndexError_(RuntimeError):
+class IndexFileError(RuntimeError):
     """The index cannot be opened or used; the message says which file and why."""
 
 
@@ -277,8 +279,13 @@ def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
     return conn
 
 
-def _validate(conn: apsw.Connection) -> str | None:
-    """None if the file is a sound index of this schema version, else why not."""
+def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
+    """None if the file is a sound index of this schema version, else why not.
+
+    `PRAGMA quick_check` reads every page, about 20 ms per MB: it runs on files up to
+    QUICK_CHECK_MAX_BYTES, so opening a big index stays fast. Damage in a bigger file is found
+    by SQLite when a page is read (a CorruptError), and `Index.open` rebuilds then.
+    """
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
         missing = _REQUIRED_TABLES - tables
@@ -289,12 +296,30 @@ def _validate(conn: apsw.Connection) -> str | None:
             return "no schema_version in meta"
         if str(row[0]) != str(SCHEMA_VERSION):
             return f"schema version {row[0]}, this recall-tui uses {SCHEMA_VERSION}"
-        check = conn.execute("PRAGMA quick_check(1)").fetchone()
-        if not check or check[0] != "ok":
-            return f"integrity check failed: {check[0] if check else 'no answer'}"
+        if size <= QUICK_CHECK_MAX_BYTES:
+            check = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if not check or check[0] != "ok":
+                return f"integrity check failed: {check[0] if check else 'no answer'}"
     except apsw.Error as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
+    """Open an existing index file: (connection, None) if sound, else (None, why) after
+    deleting it."""
+    conn = None
+    try:
+        conn = _connect(str(path))
+        why = _validate(conn, path.stat().st_size)
+    except apsw.Error as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    if why is None:
+        return conn, None
+    if conn is not None:
+        conn.close()
+    remove_index_files(path)
+    return None, why
 
 
 def remove_index_files(path: Path) -> None:
@@ -329,9 +354,11 @@ CREATE TABLE memories(
     original TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    {", ".join(FTS_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2');
+    {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE memories_trigram USING fts5(
-    content, original, tokenize='trigram remove_diacritics 1');
+    content, original, content='', contentless_delete=1,
+    tokenize='trigram remove_diacritics 1');
 CREATE TABLE embed_cache(
     model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
     PRIMARY KEY(model, text_hash)) WITHOUT ROWID;
@@ -378,6 +405,7 @@ class Index:
         # around every public method keeps both consistent. Embedding runs outside the lock,
         # so a long re-index does not block queries for its whole duration.
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._vectors: tuple[list[str], np.ndarray] | None = None
         self._turn_vectors: tuple[list[str], np.ndarray] | None = None
@@ -418,28 +446,28 @@ class Index:
         if read_only:
             return cls._open_read_only(vault, embedder, target, progress, start)
         rebuilt: str | None = None
+        conn: apsw.Connection | None = None
         if target.exists():
-            try:
+            conn, rebuilt = _open_existing(target)
+        for attempt in (1, 2):
+            fresh = conn is None
+            if fresh:
                 conn = _connect(str(target))
-                rebuilt = _validate(conn)
-            except apsw.Error as exc:
-                conn, rebuilt = None, f"{type(exc).__name__}: {exc}"
-            if rebuilt is not None:
-                if conn is not None:
-                    conn.close()
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            idx = cls(conn, str(target), embedder, read_only=False)
+            try:
+                if fresh:
+                    idx._create_schema()
+                idx.report = idx._sync(vault, progress, start)
+                break
+            except (apsw.CorruptError, apsw.NotADBError) as exc:
+                # Damage the open-time checks did not reach (see _open_existing): rebuild once.
+                if attempt == 2:
+                    raise IndexFileError(f"{target}: {type(exc).__name__}: {exc}") from exc
+                conn.close()
                 remove_index_files(target)
-                conn = None
-        else:
-            conn = None
-        fresh = conn is None
-        if fresh:
-            conn = _connect(str(target))
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        idx = cls(conn, str(target), embedder, read_only=False)
-        if fresh:
-            idx._create_schema()
-        idx.report = idx._sync(vault, progress, start)
+                conn, rebuilt = None, f"{type(exc).__name__}: {exc}"
         idx.report = replace(
             idx.report,
             location_note=note,
@@ -453,26 +481,28 @@ class Index:
         cls, vault: Vault, embedder: Embedder, target: Path, progress, start: float
     ) -> Index:
         why = "no index file" if not target.exists() else None
+        conn = None
         if why is None:
             try:
                 conn = _connect(str(target), read_only=True)
-                why = _validate(conn)
+                why = _validate(conn, target.stat().st_size)
             except apsw.Error as exc:
                 why = f"{type(exc).__name__}: {exc}"
+            if why is not None and conn is not None:
+                conn.close()
         if why is None:
             idx = cls(conn, str(target), embedder, read_only=True)
-            stored = idx._meta("embedder_key")
-            idx._vectors_usable = stored == _embedder_key(embedder)
+            idx._vectors_usable = idx._meta("embedder_key") == _embedder_key(embedder)
             rows = {r[0]: r[1] for r in conn.execute("SELECT path, row_hash FROM memories")}
-            stale = sum(
+            changed = sum(
                 1
                 for m in vault.memories.values()
                 if rows.pop(m.path, None) != _row_hash(_row_fields(m))
-            ) + len(rows)
+            )
             idx.report = replace(
                 idx._summary(),
-                unchanged=len(vault.memories) - stale,
-                stale=stale,
+                unchanged=len(vault.memories) - changed,
+                stale=changed + len(rows),
                 ms=(time.perf_counter() - start) * 1000,
             )
             return idx
@@ -501,9 +531,10 @@ class Index:
         return None if row is None else row[0]
 
     def _set_meta(self, **values: str) -> None:
-        self._conn.executemany(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
-        )
+        # Only what differs is written, so opening an unchanged index writes nothing.
+        current = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        changes = [(k, v) for k, v in values.items() if current.get(k) != v]
+        self._conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", changes)
 
     def _has_vec_table(self) -> bool:
         row = self._conn.execute(
@@ -548,7 +579,7 @@ class Index:
     def update_files(self, vault: Vault, progress: Progress | None = None) -> IndexReport:
         """Re-index what changed in `vault` since the last sync (the file watcher calls this)."""
         if self.read_only:
-            raise IndexError_(f"{self.path}: opened read-only; cannot update")
+            raise IndexFileError(f"{self.path}: opened read-only; cannot update")
         start = time.perf_counter()
         self.report = replace(
             self._sync(vault, progress, start), ms=(time.perf_counter() - start) * 1000
@@ -556,6 +587,12 @@ class Index:
         return self.report
 
     def _sync(self, vault: Vault, progress: Progress | None, start: float) -> IndexReport:
+        # Syncs run one at a time (two threads embedding the same rows would both insert
+        # them); queries only wait for `_lock`, which a sync holds while it writes.
+        with self._sync_lock:
+            return self._sync_locked(vault, progress)
+
+    def _sync_locked(self, vault: Vault, progress: Progress | None) -> IndexReport:
         conn = self._conn
         with self._lock:
             stored = {
@@ -594,12 +631,14 @@ class Index:
                 for m, fields, rh in changed:
                     self._insert_memory(m, fields, rh)
                 conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
-                self._sync_turns(vault.turns)
-                self._set_meta(updated=_now_iso())
+                turns_changed = self._sync_turns(vault.turns)
+                if changed or removed_rowids or touched or turns_changed:
+                    self._set_meta(updated=_now_iso())
             if changed or removed_rowids:
                 self._invalidate()
         embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
-        summary = self._summary()
+        with self._lock:
+            summary = self._summary()
         return replace(
             summary,
             added=added,
@@ -701,8 +740,10 @@ class Index:
             (mid, to_bytes(signature(text))),
         )
 
-    def _sync_turns(self, turns: Sequence[Turn]) -> None:
+    def _sync_turns(self, turns: Sequence[Turn]) -> bool:
+        """Insert new or changed turns, delete vanished ones; True if anything changed."""
         conn = self._conn
+        changed = False
         stored = {
             tid: (rowid, rh)
             for rowid, tid, rh in conn.execute("SELECT rowid, id, row_hash FROM turns")
@@ -713,6 +754,7 @@ class Index:
             old = stored.pop(t.id, None)
             if old is not None and old[1] == rh:
                 continue
+            changed = True
             if old is not None:
                 conn.execute("DELETE FROM turns WHERE rowid=?", (old[0],))
             conn.execute(
@@ -720,9 +762,10 @@ class Index:
                 " VALUES (?,?,?,?,?,?,?,?,?)",
                 (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, _sha(t.text)),
             )
-        if stored:
-            self._turn_vectors = None
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
+        if changed or stored:
+            self._turn_vectors = None
+        return changed or bool(stored)
 
     def _sync_vectors(
         self, vault: Vault, progress: Progress | None
@@ -1042,7 +1085,7 @@ class Index:
     def record_recalls(self, ids: Iterable[str], at: datetime) -> None:
         """Count one recall of each id at `at` (timezone-aware; naive is taken as UTC)."""
         if self.read_only:
-            raise IndexError_(f"{self.path}: opened read-only; recall stats not recorded")
+            raise IndexFileError(f"{self.path}: opened read-only; recall stats not recorded")
         if at.tzinfo is None:
             at = at.replace(tzinfo=timezone.utc)
         stamp = at.isoformat()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import concurrent.futures
 import functools
+import gc
 import itertools
 import json
 import multiprocessing
@@ -662,23 +663,29 @@ def write_synth_vault(out: str | os.PathLike[str], n: int, seed: int = 0, *,
             raise NotADirectoryError(f"{root}: exists and is not a folder")
         if any(root.iterdir()):
             raise FileExistsError(f"{root}: folder is not empty; synth writes only into a new or empty folder")
-    plans, pool = plan_vault(n, seed)
-    rng = random.Random(seed + 1)
-    by_id = {m.id: m for m in plans}
-    # sessions: a few transcripts, some memories point at them
-    n_sessions = min(8, max(1, n // 200))
-    sessions = [f"sess-{seed}-{k:03d}" for k in range(n_sessions)]
-    for m in plans[:: max(1, n // (n_sessions * 4))]:
-        m.session_id = sessions[m.n % n_sessions]
-    folders = sorted({m.folder for m in plans})
-    for f in folders:
-        os.makedirs(os.path.join(root, f), exist_ok=True)
-    chunks = [(lo, min(n, lo + CHUNK)) for lo in range(0, n, CHUNK)]
-    if workers is None:
-        workers = min(8, os.cpu_count() or 1)
-    workers = max(1, min(workers, len(chunks)))
-    _SHARED = (plans, by_id, seed, str(root))
+    # Planning makes a few hundred thousand objects and no cycles worth collecting; with the
+    # collector off (and the heap frozen before forking) neither the planner nor the forked
+    # workers keep walking, and copying, that heap.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
+        plans, pool = plan_vault(n, seed)
+        rng = random.Random(seed + 1)
+        by_id = {m.id: m for m in plans}
+        # sessions: a few transcripts, some memories point at them
+        n_sessions = min(8, max(1, n // 200))
+        sessions = [f"sess-{seed}-{k:03d}" for k in range(n_sessions)]
+        for m in plans[:: max(1, n // (n_sessions * 4))]:
+            m.session_id = sessions[m.n % n_sessions]
+        folders = sorted({m.folder for m in plans})
+        for f in folders:
+            os.makedirs(os.path.join(root, f), exist_ok=True)
+        chunks = [(lo, min(n, lo + CHUNK)) for lo in range(0, n, CHUNK)]
+        if workers is None:
+            workers = min(8, os.cpu_count() or 1)
+        workers = max(1, min(workers, len(chunks)))
+        _SHARED = (plans, by_id, seed, str(root))
+        gc.freeze()
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as ex:
@@ -686,13 +693,16 @@ def write_synth_vault(out: str | os.PathLike[str], n: int, seed: int = 0, *,
         else:
             for c in chunks:
                 _render_range(c)
+        digests = _write_digests(rng, root, plans)
+        _write_sessions(rng, root, plans, sessions)
+        queries = _queries(rng, plans, by_id)
+        with open(root / "queries.jsonl", "wb") as fh:
+            fh.write("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries).encode("utf-8"))
     finally:
         _SHARED = None
-    digests = _write_digests(rng, root, plans)
-    _write_sessions(rng, root, plans, sessions)
-    queries = _queries(rng, plans, by_id)
-    with open(root / "queries.jsonl", "wb") as fh:
-        fh.write("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries).encode("utf-8"))
+        gc.unfreeze()
+        if gc_was_enabled:
+            gc.enable()
     chains = sum(1 for m in plans if m.supersedes)
     return SynthReport(str(root), len(plans), len(folders), len(pool), chains, digests,
                        len(sessions), len(queries), time.perf_counter() - t0)

@@ -327,3 +327,23 @@ def test_cli_dry_run_and_errors(vault_copy):
     r = _cli(target.id, "--vault", str(vault_copy), "--add", "two\nlines", "--no-index")
     assert r.returncode == 1 and "one line" in r.stderr
     assert path.read_bytes() == before
+
+
+def test_the_vault_reader_sees_the_edits(tmp_path):
+    from recall_tui.vault import read_vault
+
+    files = {
+        "tricky.md": TRICKY,
+        "crlf-bom.md": "\ufeff" + TRICKY.replace("id: tricky", "id: crlf-bom").replace("\n", "\r\n"),
+        "plain.md": "# A plain note\n\nno frontmatter at all\n",
+        "flow.md": "---\nid: flow\nrecall_when: [old one, \"old: two\"]\n---\nbody\n",
+    }
+    for name, text in files.items():
+        p = _write(tmp_path, text, name)
+        set_recall_when(p, ["fresh phrase", "with: colon"], expected_hash=content_hash(p.read_bytes()))
+    vault = read_vault(tmp_path)
+    assert [str(p) for p in vault.problems] == []
+    for mid in ("tricky", "crlf-bom", "plain", "flow"):
+        assert vault.memories[mid].recall_when == ("fresh phrase", "with: colon"), mid
+    assert vault.memories["tricky"].title == "Deploy: the 'blue' #1 path"
+    assert vault.memories["plain"].title == "A plain note"

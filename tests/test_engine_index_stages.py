@@ -91,6 +91,13 @@ def tiny_vector_engine(tmp_path_factory):
         mem("caddy", "Reverse proxy", "Caddy terminates TLS for the homelab."),
         mem("run", "Running", "Training for a half marathon in April."),
     ]))
+    sessions = root / "sessions"
+    sessions.mkdir()
+    (sessions / "s-417.jsonl").write_text(
+        '{"seq": 1, "role": "user", "text": "I went vegan in January", "at": "2026-01-05T10:00:00Z"}\n'
+        '{"seq": 2, "role": "assistant", "text": "Noted, no meat or dairy.", "at": "2026-01-05T10:00:05Z"}\n'
+        '{"seq": 3, "role": "user", "text": "Renew the TLS certificate", "at": "2026-01-05T10:01:00Z"}\n')
+    vault = read_vault(root)
     emb, _ = make_embedder("local")
     index = Index.open(vault, emb)
     yield Engine(vault, index, Config().with_value("vector.threshold", 0.3))
@@ -106,3 +113,15 @@ def test_vector_channel_finds_a_paraphrase(tiny_vector_engine):
     tr = tiny_vector_engine.recall("does maya eat meat", now=PINNED_NOW, why=["run"])
     assert tr.hits[0].id == "vegan"
     assert any(d.startswith("vector: similarity") for d in tr.why_of("run").details)
+
+
+def test_turns_reported_beside_the_ranking(tiny_vector_engine):
+    plain = tiny_vector_engine.recall("when did I become vegan", now=PINNED_NOW)
+    assert plain.turns == () and plain.stage("turns").skipped
+    tr = tiny_vector_engine.recall("when did I become vegan", now=PINNED_NOW,
+                                   filters=Filters(include_turns=True))
+    st = tr.stage("turns")
+    assert not st.skipped, st.reason
+    assert tr.turns and tr.turns[0].session_id == "s-417" and tr.turns[0].seq == 1
+    assert st.candidates[0].id == "turn:s-417#1"
+    assert [h.id for h in tr.hits] == [h.id for h in plain.hits]  # never fused

@@ -98,12 +98,18 @@ def test_paired_comparison(report):
     assert 0 < mrr["randomisation_p"] <= 1
 
 
-def test_table_output(vault):
-    r = _eval("--vault", str(vault), "--preset", "default", "--preset", "memoturn", "--now", NOW,
-              "--embedder", "none")
+def test_table_output_and_unknown_ids(vault, tmp_path):
+    g = tmp_path / "g.jsonl"
+    lines = (vault / "golden.jsonl").read_text().splitlines()[:3]
+    lines.append('{"query": "postgres upgrade", "relevant": {"not-a-memory": 3}}')
+    g.write_text("\n".join(lines) + "\n")
+    r = _eval("--vault", str(vault), "--queries", str(g), "--preset", "default", "--preset", "memoturn",
+              "--now", NOW, "--embedder", "none", "--per-query")
     assert r.returncode == 0, r.stderr
     assert "recall@10" in r.stdout and "nDCG@10" in r.stdout
     assert "memoturn vs default" in r.stdout and "sign p" in r.stdout
+    assert "per query: memoturn" in r.stdout
+    assert f"{g}:4: judged id 'not-a-memory' is not in the vault" in r.stderr
 
 
 def test_bad_golden_line_names_file_and_line(vault, tmp_path):
@@ -114,12 +120,6 @@ def test_bad_golden_line_names_file_and_line(vault, tmp_path):
     assert f"{bad}:2:" in r.stderr and "0..3" in r.stderr
 
 
-def test_unknown_preset_and_unknown_ids(vault, tmp_path):
+def test_unknown_preset(vault):
     r = _eval("--vault", str(vault), "--preset", "no-such-preset")
     assert r.returncode == 2 and "unknown preset 'no-such-preset'" in r.stderr
-    g = tmp_path / "g.jsonl"
-    g.write_text('{"query": "postgres upgrade", "relevant": {"not-a-memory": 3}}\n')
-    r = _eval("--vault", str(vault), "--queries", str(g), "--embedder", "none", "--now", NOW, "--json")
-    assert r.returncode == 0, r.stderr
-    assert f"{g}:1: judged id 'not-a-memory' is not in the vault" in r.stderr
-    assert json.loads(r.stdout)["warnings"]

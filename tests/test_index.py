@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -140,6 +141,9 @@ def test_build_writes_nothing_in_the_vault_but_the_index_folder(built):
 
 def test_second_open_embeds_nothing(built, embedder):
     vault = read_vault(built["root"])
+    Index.open(vault, embedder).close()
+    file = built["root"] / ".recall" / "index.sqlite"
+    before = file.read_bytes()
     t0 = time.perf_counter()
     with Index.open(vault, embedder) as idx:
         elapsed = time.perf_counter() - t0
@@ -148,6 +152,7 @@ def test_second_open_embeds_nothing(built, embedder):
     assert (rep.added, rep.updated, rep.removed, rep.unchanged) == (0, 0, 0, n)
     assert rep.embedded == 0 and rep.reused == n + len(vault.turns)
     assert elapsed < 2.0, f"a no-change open took {elapsed:.2f}s"
+    assert file.read_bytes() == before, "opening an unchanged vault must not write"
 
 
 def test_editing_one_body_reembeds_exactly_one(built_copy, embedder):
@@ -223,6 +228,20 @@ def test_garbage_file_is_rebuilt_with_reason(small_vault, embedder):
         assert idx.report.rebuilt and "not a database" in idx.report.rebuilt
         assert str(path) in idx.report.rebuilt
         assert idx.report.added == len(vault.memories) and idx.report.vectors == len(vault.memories)
+
+
+def test_damaged_pages_are_rebuilt_with_reason(small_vault):
+    vault = read_vault(small_vault)
+    Index.open(vault, NoEmbedder()).close()
+    path = small_vault / ".recall" / "index.sqlite"
+    data = bytearray(path.read_bytes())
+    assert len(data) > 6 * 4096
+    data[3 * 4096 : 6 * 4096] = os.urandom(3 * 4096)  # keep the header, break some pages
+    path.write_bytes(bytes(data))
+    with Index.open(vault, NoEmbedder()) as idx:
+        assert idx.report.rebuilt, "a damaged file must not be trusted"
+        assert idx.report.added == len(vault.memories)
+        assert len(idx.fts(match_any(["billing"]), 10)) > 0
 
 
 def test_wrong_schema_version_is_rebuilt(small_vault):
@@ -466,3 +485,43 @@ def test_queries_from_threads_during_an_update(built_copy, embedder):
             t.join()
         idx.close()
     assert not errors, errors
+
+
+# ------------------------------------------------------------------ the `index` command
+
+
+def test_index_command_json_and_incremental(small_vault, capsys):
+    import json
+
+    from recall_tui.cli import main
+
+    vault = read_vault(small_vault)
+    assert main(["index", str(small_vault), "--embedder", "local", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["report"]["added"] == len(vault.memories) and out["problems"] == 0
+    assert out["embedder"]["name"] == "local" and out["embedder"]["why"].startswith("local")
+    assert out["index"] == str(small_vault / ".recall" / "index.sqlite") and out["size_bytes"] > 0
+    assert main(["index", str(small_vault), "--embedder", "local"]) == 0
+    human = capsys.readouterr().out
+    assert f"{len(vault.memories)} unchanged" in human and "embedded 0" in human
+    assert main(["index", str(small_vault), "--embedder", "local", "--rebuild", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["report"]["rebuilt"] == "asked for (--rebuild)"
+    assert out["report"]["added"] == len(vault.memories)
+
+
+def test_index_command_reports_problems_and_bad_embedder(small_vault, capsys):
+    from recall_tui.cli import main
+
+    (small_vault / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    assert main(["index", str(small_vault), "--embedder", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "problem(s) in the vault" in out and "recall-tui check" in out
+    assert "keyword-only" in out
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = main(["index", str(small_vault), "--embedder", "ollama", "--host", f"127.0.0.1:{port}"])
+    assert code == 2
+    assert "not reachable" in capsys.readouterr().err
+    assert main(["index", str(small_vault / "nope")]) == 2

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.widgets import Markdown
+from textual.widgets import Input, Markdown
 
 from recall_tui.engine import open_engine
 from recall_tui.settings import load_settings
@@ -60,14 +60,33 @@ async def settle(pilot, app: RecallApp, timeout: float = 30.0) -> None:
 
 
 async def type_query(pilot, app: RecallApp, text: str) -> None:
+    """Type `text` key by key into the query (the real keystroke path)."""
     app.main().query_one("#query").focus()
     await pilot.press(*text)
+    await settle(pilot, app)
+
+
+async def add_to_query(pilot, app: RecallApp, text: str) -> None:
+    """Append `text` to the query in one edit, like a paste (one Input.Changed, one recall):
+    the tests that are not about typing stay fast."""
+    field = app.main().query_one("#query", Input)
+    field.focus()
+    field.insert_text_at_cursor(text)
     await settle(pilot, app)
 
 
 def screen_text(app: RecallApp) -> str:
     """The plain text of every cell on screen."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_for_text(pilot, app: RecallApp, needle: str, timeout: float = 10.0) -> str:
+    """Poll the screen until `needle` is on it (widgets like Markdown render asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while needle not in (text := screen_text(app)):
+        assert time.monotonic() < deadline, f"{needle!r} never appeared on screen:\n{text}"
+        await pilot.pause(0.05)
+    return text
 
 
 def cell_text(table: VimTable, row: int, column: str) -> str:
@@ -117,7 +136,7 @@ async def test_typing_a_query_shows_the_traces_hits(engine):
 async def test_waterfall_shows_every_stage_with_its_ms_and_skip_reason(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, "vegetarian diet")
+        await add_to_query(pilot, app, "vegetarian diet")
         trace = app.trace
         wf = app.main().query_one(Waterfall)
         names = [wf.coordinate_to_cell_key((r, 0)).row_key.value for r in range(wf.row_count)]
@@ -146,7 +165,7 @@ async def test_waterfall_shows_every_stage_with_its_ms_and_skip_reason(engine):
 async def test_selecting_a_stage_lists_its_candidates(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, QUERY)
+        await add_to_query(pilot, app, QUERY)
         keyword = app.trace.stage("keyword")
         assert keyword.candidates
         await pilot.press("escape")  # leave the query input
@@ -166,7 +185,7 @@ async def test_selecting_a_stage_lists_its_candidates(engine):
 async def test_explanation_tree_shows_channels_terms_and_boosts(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, QUERY)
+        await add_to_query(pilot, app, QUERY)
         await pilot.press("escape", "r", "j")  # second hit
         await pilot.pause(0.1)
         hit = app.trace.hits[1]
@@ -187,7 +206,7 @@ async def test_explanation_tree_shows_channels_terms_and_boosts(engine):
 async def test_pinning_a_missing_memory_shows_why_not(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, QUERY)
+        await add_to_query(pilot, app, QUERY)
         hits = {h.id for h in app.trace.hits}
         # an archived memory is never recalled: the trace must say where it fell out
         missing = next(m.id for m in engine.vault.memories.values()
@@ -238,13 +257,11 @@ async def test_memory_pane_shows_every_frontmatter_key_and_the_body(engine):
     async with app.run_test(size=(120, 50)) as pilot:
         await settle(pilot, app)
         app.open_memory(memory.id)
-        await pilot.pause(0.3)
+        text = await wait_for_text(pilot, app, memory.title)
         table = app.main().query_one("#memory-frontmatter", VimTable)
         keys = [cell_text(table, r, "key") for r in range(table.row_count)]
         assert keys == list(memory.frontmatter)  # every key as written, unknown ones too
         assert set(memory.extra) <= set(keys)
-        text = screen_text(app)
-        assert memory.title in text
         assert app.main().query_one("#memory-body", Markdown).source == memory.body
         assert "recalled 0×" in text
 
@@ -264,7 +281,7 @@ async def test_supersession_entities_and_problems_panes(engine, tmp_path):
 
         with_edges = next(m for m in engine.vault.memories.values() if len(m.edges) >= 2)
         app.set_current(with_edges.id)
-        await type_query(pilot, app, "postgres billing")
+        await add_to_query(pilot, app, "postgres billing")
         app.set_current(with_edges.id)
         await pilot.press("escape", "4")
         await pilot.pause(0.3)
@@ -304,8 +321,8 @@ async def test_problems_pane_lists_the_readers_problems(tmp_path):
 async def test_mmr_and_timings_panes_render_the_trace(engine):
     app = new_app(engine, preset="abmind")
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, "postgres")
-        await type_query(pilot, app, " upgrade")
+        await add_to_query(pilot, app, "postgres")
+        await add_to_query(pilot, app, " upgrade")
         trace = app.trace
         assert trace.preset == "abmind"
         await pilot.press("escape", "5")
@@ -341,8 +358,9 @@ async def test_vault_browser_filters_opens_and_pins(engine):
         await pilot.press("escape", "7")
         await pilot.pause(0.3)
         app.main().query_one("#vault-filter").focus()
-        await pilot.press(*target.id)
-        await pilot.pause(0.2)
+        await pilot.press(*target.id[:3])
+        app.main().query_one("#vault-filter", Input).insert_text_at_cursor(target.id[3:])
+        await pilot.pause(0.4)
         tree = app.main().query_one(VaultTree)
         leaves = [n for n in tree.root.children for n in n.children]
         assert target.id in [n.data for n in leaves]
@@ -354,9 +372,8 @@ async def test_vault_browser_filters_opens_and_pins(engine):
         await settle(pilot, app)
         assert target.id in app.pinned
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for_text(pilot, app, target.title)
         assert app.main().active_pane() == "memory"
-        assert target.title in screen_text(app)
 
 
 async def test_keymap_from_the_config_file_remaps_bindings(engine, tmp_path, monkeypatch):
@@ -367,7 +384,7 @@ async def test_keymap_from_the_config_file_remaps_bindings(engine, tmp_path, mon
     settings = load_settings()
     app = new_app(engine, settings=settings)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, QUERY)
+        await add_to_query(pilot, app, QUERY)
         assert app.theme == "nord"
         await pilot.press("escape", "question_mark")
         assert not isinstance(app.screen, HelpScreen)  # `?` is no longer help
@@ -420,11 +437,10 @@ async def test_every_binding_has_an_id_and_is_in_help_and_palette(engine):
 async def test_copy_verbosity_and_rank_change(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await type_query(pilot, app, "postgres")
-        first = app.trace
-        await type_query(pilot, app, " upgrade")
-        second = app.trace
-        assert app.previous is first
+        await add_to_query(pilot, app, "postgres")
+        await add_to_query(pilot, app, " upgrade")
+        first, second = app.previous, app.trace
+        assert first.query.startswith("postgres") and second.query == "postgres upgrade"
         table = app.main().query_one(ResultsTable)
         for r, h in enumerate(second.hits):
             before = first.hit(h.id)
@@ -477,20 +493,20 @@ async def test_hostile_memory_text_is_shown_literally(tmp_path):
     (vault / "work" / "plain.md").write_text("---\nid: plain\ntitle: Postgres plan\n---\nx\n")
     eng = open_engine(vault, embedder="none")
     app = make_app(vault, now=PINNED_NOW, engine=eng)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await type_query(pilot, app, "postgres")
+    async with app.run_test(size=(220, 50)) as pilot:
+        await add_to_query(pilot, app, "postgres")
         assert "hostile-markup" in {h.id for h in app.trace.hits}
         shown = [screen_text(app)]
-        for pane in ("memory", "vault"):
-            app.set_current("hostile-markup")
-            app.main().action_show_pane(pane)
-            await pilot.pause(0.4)
-            shown.append(screen_text(app))
+        app.set_current("hostile-markup")
+        app.main().action_show_pane("memory")
+        shown.append(await wait_for_text(pilot, app, "Rich [bold red]x[/] and"))
+        app.main().action_show_pane("vault")
+        shown.append(await wait_for_text(pilot, app, "[bold red]x[/] [link=https://evil.example]"))
         everything = "\n".join(shown)
         assert HOSTILE_TITLE in everything  # brackets and $ shown as typed
         assert "sum [i]ital[/i]" in everything
         assert "[red]tag[/]" in everything and "$variable [blink]v[/]" in everything
-        assert "Rich [bold red]x[/] and" in everything and "<script>alert(1)</script>" in everything
+        assert "<script>alert(1)</script>" in everything
         for bad in ("\x1b", "\x07", "\x9b", "\x9d"):
             assert bad not in everything
         # and the bytes that would reach the terminal hold no escape from the memory

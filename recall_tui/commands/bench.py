@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "vault's queries.jsonl or golden.jsonl")
     p.add_argument("--runs", type=_positive, default=3, metavar="N",
                    help="timed passes over the queries (default: 3)")
+    p.add_argument("--max-queries", type=_positive, metavar="Q",
+                   help="use only the first Q queries (default: all of them)")
     p.add_argument("--sizes", type=_sizes, default=[1000, 10000, 100000],
                    help="synthetic vault sizes (default: 1000,10000,100000)")
     p.add_argument("--embedder", choices=("auto", "local", "standin"), default="auto",
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         result = run_bench(vault=vault, sizes=args.sizes, queries_file=queries, runs=args.runs,
                            embedder=args.embedder, preset=args.preset, cold_vault=cold,
                            synth_dir=Path(args.synth_dir) if args.synth_dir else None,
-                           oracles=not args.no_oracles, log=log)
+                           oracles=not args.no_oracles, max_queries=args.max_queries,
+                           log=log)
     except (ValueError, RuntimeError) as exc:
         print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1

@@ -79,7 +79,7 @@ class FieldBM25:
         docs_of: list[int] = []
         contrib: list[float] = []
         if self.avgdl > 0:
-            norm = k1 * (1 - b + b * self.doc_len / self.avgdl)
+            norm = (k1 * (1 - b + b * self.doc_len / self.avgdl)).tolist()  # list: fast to index
             per_term: dict[str, list[tuple[int, int]]] = {}
             for i, f in enumerate(freqs):
                 for w, tf in f.items():
@@ -117,8 +117,8 @@ class KeywordResult:
     """sum(weight * field score) per document."""
     per_field: Mapping[str, np.ndarray]
     """Each weighted field's raw BM25 scores."""
-    matched: Mapping[int, dict[str, list[str]]]
-    """doc index -> field -> query terms (stems) found there, for docs matching any term."""
+    matched: np.ndarray
+    """Boolean mask: the document holds a query term in a weighted field."""
 
 
 class KeywordIndex:
@@ -128,6 +128,9 @@ class KeywordIndex:
                  epsilon: float = 0.25, stem: bool = True, stop_words: bool = True):
         self.ids = [m.id for m in memories]
         self.stem, self.stop_words = stem, stop_words
+        # Tie-break keys for ranking: newer `updated` first, then id.
+        self.updated = np.array([m.updated.timestamp() for m in memories], dtype=np.float64)
+        self.id_rank = np.argsort(np.argsort(np.array(self.ids, dtype=object)))
         self.fields: dict[str, FieldBM25] = {}
         for name in FIELDS:
             docs = [analyze(field_text(m, name), stem=stem, stop_words=stop_words) for m in memories]
@@ -138,7 +141,7 @@ class KeywordIndex:
         n = len(self.ids)
         total = np.zeros(n)
         per_field: dict[str, np.ndarray] = {}
-        matched: dict[int, dict[str, list[str]]] = {}
+        matched = np.zeros(n, dtype=bool)
         uniq = list(dict.fromkeys(terms))
         for name in FIELDS:
             w = weights.get(name, 0.0)
@@ -149,6 +152,25 @@ class KeywordIndex:
             per_field[name] = s
             total += w * s
             for t in uniq:
-                for d in idx.contains(t):
-                    matched.setdefault(int(d), {}).setdefault(name, []).append(t)
+                matched[idx.contains(t)] = True
         return KeywordResult(total, per_field, matched)
+
+    def ranked(self, res: KeywordResult) -> np.ndarray:
+        """Matched documents, best score first; ties: newer `updated`, then id."""
+        docs = np.nonzero(res.matched)[0]
+        order = np.lexsort((self.id_rank[docs], -self.updated[docs], -res.total[docs]))
+        return docs[order]
+
+    def matched_terms(self, docs: Sequence[int], terms: Sequence[str],
+                      weights: Mapping[str, float]) -> list[dict[str, list[str]]]:
+        """For each of `docs`: field -> the query terms it holds there (weighted fields)."""
+        out: list[dict[str, list[str]]] = [{} for _ in docs]
+        arr = np.asarray(docs, dtype=np.int64)
+        for name in FIELDS:
+            if not weights.get(name, 0.0):
+                continue
+            idx = self.fields[name]
+            for t in dict.fromkeys(terms):
+                for i in np.nonzero(np.isin(arr, idx.contains(t)))[0].tolist():
+                    out[i].setdefault(name, []).append(t)
+        return out

@@ -90,6 +90,7 @@ class Engine:
         self.preset = preset
         self.reranker = reranker
         self._cache = RecallCache()
+        self._cfg_meta: dict[int, tuple[Config, dict[str, Any], str]] = {}
         self._reset_derived()
         if config.keyword.enabled:
             self.keyword_index(config)  # build now, so the first recall is not the slow one
@@ -133,6 +134,10 @@ class Engine:
         if name not in self._derived:
             self._derived[name] = build()
         return self._derived[name]
+
+    def chains(self) -> dict[str, Any]:
+        """id -> its supersession Chain."""
+        return self._memo("chains", lambda: filter_stage.chain_map(self.vault))
 
     def topic_keys(self) -> set[str]:
         return self._memo("topic_keys", lambda: {m.topic_key for m in self.vault.memories.values()
@@ -188,6 +193,18 @@ class Engine:
             from recall_tui import signature as lsh
             return {mid: lsh.signature(signature_text(m)) for mid, m in self.vault.memories.items()}
         return self._memo("sigs", build)
+
+    def signature_matrix(self) -> tuple[list[str], np.ndarray]:
+        """(ids, bits): every memory's signature unpacked to a (n, 256) bit matrix, so a
+        query compares against all of them in one vectorised step."""
+        def build() -> tuple[list[str], np.ndarray]:
+            from recall_tui import signature as lsh
+            sigs = {mid: s for mid, s in self.signatures().items() if mid in self.vault.memories}
+            ids = list(sigs)
+            raw = b"".join(lsh.to_bytes(sigs[mid]) for mid in ids)
+            bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+            return ids, bits.reshape(len(ids), lsh.BITS) if ids else bits.reshape(0, lsh.BITS)
+        return self._memo("sigbits", build)
 
     # --- recall -------------------------------------------------------------------------
 
@@ -251,17 +268,17 @@ class Engine:
             fc = filter_stage.effective_filter(cfg.filter, f)
             st = RecallState(pq, cfg, k_, now_, as_of_, f, topic_key, tuple(entity_hints), verb)
             st.include_turns = bool(f.include_turns)
-            st.eligible = filter_stage.eligibility(self.vault, fc, now_, as_of_)
+            st.eligible = filter_stage.eligibility(
+                self.vault, fc, now_, as_of_, self.chains())
             holder["st"], holder["fc"] = st, fc
-            info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words)),
-                    ("eligible", str(sum(1 for v in st.eligible.values() if v is None)))]
+            info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words))]
             info += [(f"inline {a}", b) for a, b in pq.inline]
             info += [("note", n) for n in pq.notes]
             return Out(info=info, reason="" if not pq.empty else "no query terms")
 
         timed("query.parse", do_parse)
         st: RecallState = holder["st"]
-        cache_key = (query, cfg.hash(), k_, _iso(pinned_now), _iso(st.as_of), filters.key(),
+        cache_key = (query, self._config_meta(cfg)[1], k_, _iso(pinned_now), _iso(st.as_of), filters.key(),
                      topic_key, tuple(entity_hints), verb, self.fingerprint)
 
         cached = self._cache.get(cache_key, cfg.cache.ttl_s) if cfg.cache.enabled else None
@@ -367,13 +384,26 @@ class Engine:
             timeline=timeline,
             total_ms=(time.perf_counter() - t0) * 1000,
             cache_hit=cache_hit,
-            config=st.cfg.to_dict(),
-            config_hash=st.cfg.hash(),
+            config=self._config_meta(st.cfg)[0],
+            config_hash=self._config_meta(st.cfg)[1],
             vault=self.vault_facts(),
         )
 
+    def _config_meta(self, cfg: Config) -> tuple[dict[str, Any], str]:
+        """(to_dict, hash) of a configuration, computed once per Config object (a live
+        tuning pane passes a new object on every change, so identity is the right key)."""
+        meta = self._cfg_meta.get(id(cfg))
+        if meta is None or meta[0] is not cfg:
+            if len(self._cfg_meta) > 64:
+                self._cfg_meta.clear()
+            meta = self._cfg_meta[id(cfg)] = (cfg, cfg.to_dict(), cfg.hash())
+        return meta[1], meta[2]
+
     def vault_facts(self) -> dict[str, Any]:
         """Root, counts, index schema and embedder: what a recall ran against."""
+        return dict(self._memo("facts", self._vault_facts))
+
+    def _vault_facts(self) -> dict[str, Any]:
         facts: dict[str, Any] = {
             "root": str(self.vault.root),
             "memories": len(self.vault.memories),

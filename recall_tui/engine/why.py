@@ -1,7 +1,8 @@
 """Answers to "why is X (not) here?", read from the fate each memory met in this recall
 (never by re-running the pipeline).
 
-Stages named in answers: `vault` (unknown id), `filter`, `fuse` (no channel matched it),
+Stages named in answers: `vault` (unknown id), `filter`, `keyword` (matched beyond the
+channel limit), `fuse` (no channel matched it),
 `hops`, `rerank`, `mmr` (demoted from within k to beyond it), `floor` (under the floor, or
 rank > k), `hits` (found)."""
 
@@ -116,6 +117,10 @@ def answer(engine, st: RecallState, ids: Sequence[str]) -> tuple[WhyNot, ...]:
             if filt:
                 out.append(WhyNot(mid, False, None, "filter", filt, ranks,
                                   ("also: not matched by any channel",) + details))
+            elif mid in st.keyword_all:
+                out.append(WhyNot(mid, False, None, "keyword",
+                                  f"matched by keyword but ranked beyond its limit "
+                                  f"{st.cfg.keyword.limit}", ranks, details))
             else:
                 out.append(WhyNot(mid, False, None, "fuse", "not matched by any channel",
                                   ranks, details))

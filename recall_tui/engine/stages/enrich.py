@@ -7,12 +7,13 @@ from __future__ import annotations
 from recall_tui.engine.state import Out, RecallState
 
 
-def warnings_for(vault, hits: list[str]) -> dict[str, list[str]]:
-    """Conflict warnings between hits, and superseded-but-recalled warnings."""
+def warnings_for(vault, hits: list[str], chains: dict | None = None) -> dict[str, list[str]]:
+    """Conflict warnings between hits, and superseded-but-recalled warnings. `chains`
+    (id -> Chain) avoids scanning every chain per hit."""
     out: dict[str, list[str]] = {mid: [] for mid in hits}
     for i, a in enumerate(hits):
         ma = vault.memories[a]
-        chain = vault.chain_of(a)
+        chain = chains.get(a) if chains is not None else vault.chain_of(a)
         if ma.status == "superseded" or (chain is not None and chain.head != a):
             by = ma.superseded_by or (chain.head if chain else "?")
             out[a].append(f"superseded by {by}: recalled only because superseded memories are included")
@@ -46,7 +47,7 @@ def timelines(vault, hits: list[str]) -> list[tuple[str, tuple[str, ...]]]:
 def run(engine, st: RecallState) -> Out:
     if not st.cfg.enrich.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
-    st.warnings = warnings_for(engine.vault, st.hits)
+    st.warnings = warnings_for(engine.vault, st.hits, engine.chains())
     st.timeline = timelines(engine.vault, st.hits)
     n = sum(len(v) for v in st.warnings.values())
     return Out(info=[("timelines", str(len(st.timeline))), ("warnings", str(n)),

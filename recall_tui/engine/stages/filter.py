@@ -1,7 +1,7 @@
 """filter: drop what must never be recalled, and apply the per-call filters.
 
-Eligibility is decided once per recall for every memory (`filter_reason`), so the
-short-circuit can count only eligible results, and the filter stage then drops the fused
+Eligibility (`filter_reason`) is judged once per memory and recall, when a stage first needs
+it: the short-circuit counts only eligible results, and the filter stage drops the fused
 candidates that are not eligible, each with its reason.
 """
 
@@ -37,10 +37,9 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat().replace("+00:00", "Z")
 
 
-def current_as_of(vault: Vault, memory_id: str, t: datetime) -> str | None:
-    """The member of the memory's supersession chain that was current at t (the newest one
-    ingested by then), or None when it has no chain."""
-    chain = vault.chain_of(memory_id)
+def current_as_of(vault: Vault, chain, t: datetime) -> str | None:
+    """The member of a supersession chain that was current at t (the newest one ingested by
+    then), or None when there is no chain or none was ingested by t."""
     if chain is None:
         return None
     current = None
@@ -52,8 +51,9 @@ def current_as_of(vault: Vault, memory_id: str, t: datetime) -> str | None:
 
 
 def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
-                  as_of: datetime | None) -> str | None:
-    """Why `m` may not be recalled under these filters, or None when it may."""
+                  as_of: datetime | None, chains: dict | None = None) -> str | None:
+    """Why `m` may not be recalled under these filters, or None when it may. `chains`
+    (id -> Chain) saves a scan of every chain per memory on large vaults."""
     if m.role is Role.ARCHIVE:
         return "in _archive/ (never recalled)"
     if m.role is Role.INBOX and not fc.include_inbox:
@@ -69,9 +69,9 @@ def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
         if m.valid_to is not None and m.valid_to <= t:
             return f"not valid as of {_iso(t)} (valid_to {_iso(m.valid_to)})"
     if not fc.include_superseded:
-        chain = vault.chain_of(m.id)
+        chain = chains.get(m.id) if chains is not None else vault.chain_of(m.id)
         if as_of is not None and chain is not None:
-            cur = current_as_of(vault, m.id, as_of)
+            cur = current_as_of(vault, chain, as_of)
             if cur is not None and cur != m.id:
                 return f"superseded as of {_iso(as_of)} by {cur}"
         elif m.status == "superseded":
@@ -94,10 +94,35 @@ def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
     return None
 
 
-def eligibility(vault: Vault, fc: FilterConfig, now: datetime,
-                as_of: datetime | None) -> dict[str, str | None]:
-    """filter_reason for every memory of the vault."""
-    return {mid: filter_reason(m, vault, fc, now, as_of) for mid, m in vault.memories.items()}
+def chain_map(vault: Vault) -> dict:
+    """id -> its supersession Chain."""
+    return {mid: c for c in vault.chains for mid in c.ids}
+
+
+class Eligibility(dict):
+    """id -> filter reason (None: may be recalled), computed on first access, so a recall
+    judges only the memories some channel found (or that `why` asks about)."""
+
+    def __init__(self, vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime | None,
+                 chains: dict | None = None):
+        super().__init__()
+        self._args = (vault, fc, now, as_of, chain_map(vault) if chains is None else chains)
+
+    def __missing__(self, memory_id: str) -> str | None:
+        vault, fc, now, as_of, chains = self._args
+        m = vault.get(memory_id)
+        reason = "unknown id" if m is None else filter_reason(m, vault, fc, now, as_of, chains)
+        self[memory_id] = reason
+        return reason
+
+    def get(self, memory_id, default=None):  # noqa: D401 (dict.get would bypass __missing__)
+        return self[memory_id]
+
+
+def eligibility(vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime | None,
+                chains: dict | None = None) -> Eligibility:
+    """Lazy filter_reason for the memories of the vault."""
+    return Eligibility(vault, fc, now, as_of, chains)
 
 
 def run(engine, st: RecallState) -> Out:

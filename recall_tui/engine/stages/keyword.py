@@ -22,22 +22,20 @@ def run(engine, st: RecallState) -> Out:
     kidx = engine.keyword_index(st.cfg)
     res = kidx.search(st.query.terms, weights)
     ids = kidx.ids
-    vault = engine.vault
-    docs = list(res.matched)
-    docs.sort(key=lambda d: (-res.total[d], -vault.memories[ids[d]].updated.timestamp(), ids[d]))
+    docs = kidx.ranked(res).tolist()
+    totals = res.total[docs].tolist()
+    st.keyword_all.update(zip([ids[d] for d in docs], totals, strict=True))
     tw = st.query.term_words
     out = Out()
-    for rank, d in enumerate(docs, 1):
+    top = docs[: cfg.limit]
+    per_doc = kidx.matched_terms(top, st.query.terms, weights)
+    for rank, (d, terms) in enumerate(zip(top, per_doc, strict=True), 1):
         mid = ids[d]
-        st.keyword_all[mid] = float(res.total[d])
-        mt = tuple(
-            MatchedTerms(f, tuple(tw.get(t, t) for t in terms), weights[f])
-            for f, terms in sorted(res.matched[d].items(), key=lambda kv: FIELDS.index(kv[0]))
-        )
+        mt = tuple(MatchedTerms(f, tuple(tw.get(t, t) for t in ts), weights[f])
+                   for f, ts in terms.items())
         st.matched_terms[mid] = mt
-        if rank <= cfg.limit:
-            note = "; ".join(f"{m.field}: {' '.join(m.terms)}" for m in mt)
-            out.candidates.append(Candidate(mid, float(res.total[d]), rank, note))
+        note = "; ".join(f"{m.field}: {' '.join(m.terms)}" for m in mt)
+        out.candidates.append(Candidate(mid, float(res.total[d]), rank, note))
     out.info = [
         ("terms", " ".join(st.query.terms)),
         ("fields", " ".join(f"{f}x{w:g}" for f, w in weights.items() if w)),

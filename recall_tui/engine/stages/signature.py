@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from recall_tui import signature as lsh
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.trace import Candidate
@@ -18,9 +20,10 @@ def run(engine, st: RecallState) -> Out:
     q = lsh.signature(st.query.text)
     if q == 0:
         return Out(skipped=True, reason="no content words for a signature")
-    sigs = engine.signatures()
-    sims = [(mid, lsh.hamming_similarity(q, s)) for mid, s in sigs.items()
-            if mid in engine.vault.memories]
+    ids, bits = engine.signature_matrix()
+    qbits = np.unpackbits(np.frombuffer(lsh.to_bytes(q), dtype=np.uint8), bitorder="little")
+    sim_arr = 1.0 - (bits != qbits).sum(axis=1) / lsh.BITS if len(ids) else np.zeros(0)
+    sims = list(zip(ids, sim_arr.tolist(), strict=True))
     passing = [x for x in sims if x[1] >= cfg.min_similarity]
     passing.sort(key=lambda x: (-x[1], x[0]))
     st.extra["signature_sims"] = dict(sims)

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Input, Label, Tree
 
 from recall_tui.model import Memory, Vault
@@ -127,11 +128,20 @@ class VaultPane(StatePane):
             tree.vault = state.vault
             tree.rebuild()
 
+    _filter_timer: Timer | None = None
+
     @on(Input.Changed, "#vault-filter")
     def _filter(self, event: Input.Changed) -> None:
+        """Rebuild the tree once typing pauses (a rebuild per key would lag on big vaults)."""
         event.stop()
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(0.1, lambda: self._apply_filter(event.value))
+
+    def _apply_filter(self, value: str) -> None:
+        self._filter_timer = None
         tree = self.query_one(VaultTree)
-        tree.needle = event.value.strip()
+        tree.needle = value.strip()
         tree.rebuild()
 
     @on(Input.Submitted, "#vault-filter")

@@ -30,6 +30,10 @@ class VimTable(DataTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
 
+    def add_column(self, label: Any, *, key: str | None = None, **kwargs: Any):  # type: ignore[override]
+        """Columns are keyed by their label unless told otherwise (tests read cells by name)."""
+        return super().add_column(label, key=key or str(label), **kwargs)
+
     def add_row(self, *cells: Any, **kwargs: Any):  # type: ignore[override]
         """DataTable parses `str` cells as markup; here a `str` is always shown literally."""
         safe = [lit(c, single_line=True) if isinstance(c, str) else c for c in cells]

@@ -1,0 +1,105 @@
+"""Named, reproducible views of the app, for the SVG snapshot tests and `scripts/screenshots.py`.
+
+Each view drives a running app (through a Textual `Pilot`) to one screen: a query typed, a pane
+shown, a memory opened. Run the app with `stable_timings=True` so the image does not depend on
+how fast the machine was: live milliseconds are hidden and cursors do not blink.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+QUERY = "postgres upgrade"
+
+
+async def wait_until_idle(pilot: Pilot, timeout: float = 60.0) -> None:
+    """Wait for the pending recall, the workers, and then for the screen to stop changing
+    (some widgets, like Markdown, render a moment after they are updated)."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    await pilot.pause(0.05)
+    while getattr(app, "recall_pending", False):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the recall did not finish")
+        await pilot.pause(0.05)
+    await app.workers.wait_for_complete()
+    previous, stable = None, 0
+    while stable < 3 and time.monotonic() < deadline:
+        await pilot.pause(0.1)
+        current = app.export_screenshot()
+        stable = stable + 1 if current == previous else 0
+        previous = current
+
+
+async def type_query(pilot: Pilot, text: str = QUERY) -> None:
+    """Put `text` in the query bar (one edit) and wait for its recall."""
+    await wait_until_idle(pilot)
+    field = pilot.app.screen.query_one("#query", Input)
+    field.focus()
+    field.insert_text_at_cursor(text)
+    await wait_until_idle(pilot)
+
+
+def _pane(name: str, memory_id: str | None = None, query: str = QUERY):
+    async def setup(pilot: Pilot) -> None:
+        await type_query(pilot, query)
+        app = pilot.app
+        app.screen.query_one("#results").focus()
+        await pilot.pause(0.05)
+        if memory_id is not None:
+            app.open_memory(memory_id)  # type: ignore[attr-defined]
+            await pilot.pause(0.05)
+        app.screen.action_show_pane(name)  # type: ignore[attr-defined]
+        await wait_until_idle(pilot)
+
+    return setup
+
+
+async def _main(pilot: Pilot) -> None:
+    await type_query(pilot)
+    pilot.app.screen.query_one("#results").focus()
+    await pilot.press("j")  # the second hit's explanation
+    await wait_until_idle(pilot)
+
+
+async def _stage(pilot: Pilot) -> None:
+    await type_query(pilot)
+    await pilot.press("escape", "w", "j", "j")  # the keyword stage's candidates
+    await wait_until_idle(pilot)
+
+
+async def _help(pilot: Pilot) -> None:
+    await type_query(pilot)
+    await pilot.press("escape", "question_mark")
+    await wait_until_idle(pilot)
+
+
+@dataclass(frozen=True)
+class View:
+    """One named screen of the app."""
+
+    name: str
+    """File stem of the snapshot / screenshot."""
+    setup: Callable[[Pilot], Awaitable[None]]
+    """Drives the app to the view."""
+    preset: str = "default"
+    """Preset the app starts with."""
+
+
+VIEWS: tuple[View, ...] = (
+    View("main", _main),
+    View("stage", _stage),
+    View("memory", _pane("memory", "billing-db-postgres16")),
+    View("supersession", _pane("supersession", "billing-db-postgres15")),
+    View("entities", _pane("entities", "ingrid-sorensen")),
+    View("mmr", _pane("mmr"), preset="abmind"),
+    View("timings", _pane("timings")),
+    View("vault", _pane("vault")),
+    View("problems", _pane("problems")),
+    View("help", _help),
+)

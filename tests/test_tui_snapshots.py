@@ -1,0 +1,28 @@
+"""SVG snapshots of the main screen and each pane, at 120x36, on the sample vault with `now`
+pinned and live timings hidden (`stable_timings=True`), with the real engine.
+
+Regenerate after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
+and look at the images before committing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_tui.engine import open_engine
+from recall_tui.tui.app import make_app
+from recall_tui.tui.views import VIEWS
+from tests.conftest import PINNED_NOW
+
+
+@pytest.fixture(scope="module")
+def engine(session_vault_copy):
+    return open_engine(session_vault_copy, preset="default", embedder="local")
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=[v.name for v in VIEWS])
+def test_view_snapshot(view, engine, snap_compare):
+    engine.clear_cache()
+    app = make_app(engine.vault.root, now=PINNED_NOW, preset=view.preset, engine=engine,
+                   stable_timings=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=view.setup)
