@@ -28,7 +28,7 @@ LOCAL_DIM = 384
 #: all-MiniLM-L6-v2 was trained with 256-token inputs; longer text is cut there.
 LOCAL_MAX_TOKENS = 256
 #: Documents per ONNX run. Activations grow with batch x tokens²: 32 full-length texts peaked
-#: near 900 MB of RAM; 8 keeps the peak near a quarter of that at about the same speed on a
+#: near 900 MB of RAM; 8 keeps the peak near a quarter of that and was no slower on a
 #: 2-core CPU (texts are sorted by length, so padding stays low either way).
 LOCAL_BATCH = 8
 #: How long `auto` waits for an Ollama server before it falls back to the local model.
@@ -312,7 +312,6 @@ def make_embedder(
     lacking = [m for m in _LOCAL_MODULES if importlib.util.find_spec(m) is None]
     if lacking:
         return NoEmbedder(), (
-            f"{why}; local model unavailable (missing {', '.join(lacking)}); "
-            "recall is keyword-only"
+            f"{why}; local model unavailable (missing {', '.join(lacking)}); recall is keyword-only"
         )
     return LocalEmbedder(), f"{why}; using local {LOCAL_MODEL}"

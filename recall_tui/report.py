@@ -269,8 +269,8 @@ def _cell(value: Any) -> str:
 
 
 def _code(value: Any) -> str:
-    """Inline code that survives backticks in the text."""
-    text = str(value)
+    """Inline code that survives backticks (and newlines) in the text."""
+    text = " ".join(str(value).splitlines())
     ticks = "`"
     while ticks in text:
         ticks += "`"

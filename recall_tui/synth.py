@@ -252,7 +252,8 @@ class Entity:
 
 @dataclass(slots=True)
 class Planned:
-    """Everything decided about one memory before any text is rendered."""
+    """Everything decided about one memory before any text is rendered (a mutable work record
+    of the planner, never handed out of this module)."""
 
     n: int
     id: str = ""

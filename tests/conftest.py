@@ -34,18 +34,45 @@ def sample_vault_path() -> Path:
     return SAMPLE_VAULT
 
 
+@pytest.fixture(scope="session")
+def prebuilt_index(tmp_path_factory) -> Path:
+    """The sample vault's `.recall/` folder, built once per test session with the real local
+    embedder. Copying it into a vault copy makes `Index.open` reuse every vector (it embeds
+    nothing), so a full build of the sample vault is paid once per session, not per module."""
+    from recall_tui.embed import make_embedder
+    from recall_tui.index import Index
+    from recall_tui.vault import read_vault
+
+    dst = tmp_path_factory.mktemp("prebuilt") / "vault"
+    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
+    embedder, _ = make_embedder("local")
+    Index.open(read_vault(dst), embedder).close()
+    return dst / ".recall"
+
+
+def _copy_sample_vault(dst: Path, recall_dir: Path) -> Path:
+    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
+    shutil.copytree(recall_dir, dst / ".recall", ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    return dst
+
+
 @pytest.fixture()
-def vault_copy(tmp_path) -> Path:
-    """A private copy of the sample vault (without any .recall/ index) a test may change."""
+def vault_copy(tmp_path, prebuilt_index) -> Path:
+    """A private copy of the sample vault a test may change, with an up-to-date index
+    (local embedder) already in its `.recall/`."""
+    return _copy_sample_vault(tmp_path / "vault", prebuilt_index)
+
+
+@pytest.fixture()
+def bare_vault_copy(tmp_path) -> Path:
+    """A private copy of the sample vault with no `.recall/` at all (no index yet)."""
     dst = tmp_path / "vault"
     shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
     return dst
 
 
 @pytest.fixture(scope="session")
-def session_vault_copy(tmp_path_factory) -> Path:
-    """One copy of the sample vault shared by a whole test session, for read-only tests that
-    need a built index (building it once keeps the suite fast)."""
-    dst = tmp_path_factory.mktemp("shared") / "vault"
-    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
-    return dst
+def session_vault_copy(tmp_path_factory, prebuilt_index) -> Path:
+    """One copy of the sample vault (with its index) shared by a whole test session, for
+    read-only tests."""
+    return _copy_sample_vault(tmp_path_factory.mktemp("shared") / "vault", prebuilt_index)

@@ -114,3 +114,14 @@ def test_load_memory(engine):
     assert len(full["frontmatter"]) >= len(m.frontmatter)
     with pytest.raises(KeyError):
         engine.load_memory("no-such-id")
+
+
+@pytest.mark.parametrize("preset", ["default", "abmind", "bastra", "memoria", "memoryvault", "memoturn"])
+def test_empty_vault_gives_a_valid_empty_trace(tmp_path, preset):
+    from recall_tui.config import load_preset
+
+    (tmp_path / "v").mkdir()
+    eng = Engine(read_vault(tmp_path / "v"), None, load_preset(preset))
+    tr = eng.recall("postgres", now=PINNED_NOW, why=["x"])
+    assert tr.hits == () and len(tr.stages) == len(STAGE_ORDER)
+    assert tr.why[0].stage == "vault"

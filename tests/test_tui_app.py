@@ -38,9 +38,6 @@ QUERY = "postgres upgrade"
 @pytest.fixture(scope="module")
 def engine(session_vault_copy):
     """The real engine with the local embedder; the index is built once for the module."""
-    import os, shutil  # DEVHACK
-    if os.environ.get("DEVHACK") and not (session_vault_copy / ".recall").exists():  # DEVHACK
-        shutil.copytree("/tmp/dev/sv/.recall", session_vault_copy / ".recall")  # DEVHACK
     return open_engine(session_vault_copy, preset="default", embedder="local")
 
 

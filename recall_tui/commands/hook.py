@@ -17,8 +17,8 @@ in a worker thread; at the deadline the hook prints what it has and logs a warni
 and it never fails the prompt (exit 0, empty context when nothing is ready). The embedder is
 used only when `--embedder` asks for one *and* it answers within the budget; otherwise the
 keyword channels answer alone. To stay inside 300 ms on a warm vault, the parsed vault and its
-keyword index are kept in `.recall/hook-cache.pickle`, keyed by every file's path, size and
-modification time.
+keyword index are kept in the user's cache folder (`$XDG_CACHE_HOME/recall-tui/hook/`, one
+file per vault), keyed by every file's path, size and modification time.
 """
 
 from __future__ import annotations
@@ -37,11 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.commands._common import vault_root
+from recall_tui.config import load_preset
+from recall_tui.engine import Engine
+from recall_tui.engine.bm25 import KeywordIndex
+from recall_tui.model import Role
+from recall_tui.vault import read_vault
 
 HELP = "Claude Code hooks: session-start and prompt-submit"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
 EVENT = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 def _proxy(d: dict) -> types.MappingProxyType:
     """Rebuild a read-only mapping from the plain dict pickle stored."""
@@ -60,6 +65,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", default="none", choices=("auto", "local", "ollama", "none"),
                    help="query embedder for prompt-submit, used only if ready within the budget")
     p.add_argument("--budget-ms", type=float, help="override the time budget")
+    p.add_argument("--warm", action="store_true",
+                   help="only build the prompt-submit cache for the vault and exit (what the "
+                        "hooks start in the background)")
 
 
 def _payload() -> dict[str, Any]:
@@ -97,31 +105,72 @@ def _file_key(root: Path) -> str:
     return h.hexdigest()
 
 
-def _load_vault_cached(root: Path, cfg):
-    """(vault, keyword index) from `.recall/hook-cache.pickle` when no file changed, else
-    read, build and store them."""
-    from recall_tui.engine.bm25 import KeywordIndex
-    from recall_tui.vault import read_vault
+def _cache_path(root: Path) -> Path:
+    """The hook cache lives in the user's own cache folder, not in the vault: a pickle is
+    code, and a vault folder may come from elsewhere (a git checkout, a sync)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
+    return Path(base) / "recall-tui" / "hook" / f"{name}.pickle"
 
+
+def _cache_fresh(root: Path) -> bool:
+    """Whether the hook cache matches the vault's files right now."""
+    try:
+        with open(_cache_path(root), "rb") as fh:
+            ver, ck, _params = pickle.load(fh)  # the header only
+        return ver == CACHE_VERSION and ck == _file_key(root)
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
+        return False
+
+
+def _warm_in_background(root: Path, preset: str) -> None:
+    """Build the cache in a detached process, so this hook returns at once and the next
+    prompt finds the cache ready."""
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--warm",
+             "--vault", str(root), "--preset", preset],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+    except OSError as exc:
+        print(f"recall-tui hook: could not start the cache warmer: {exc}", file=sys.stderr)
+
+
+def _lean_config(preset: str, root: Path):
+    """The preset without the channels that need the index (they cannot answer in time)."""
+    lean = load_preset(preset, root)
+    for path in ("fuzzy.enabled", "signature.enabled", "turns.enabled", "consolidation.enabled",
+                 "cache.enabled", "tracking.enabled"):
+        lean = lean.with_value(path, False)
+    return lean
+
+
+def _load_vault_cached(root: Path, cfg):
+    """(vault, keyword index) from the hook cache when no file changed, else read, build
+    and store them."""
     key = _file_key(root)
     kw_params = (cfg.keyword.k1, cfg.keyword.b, cfg.keyword.epsilon, cfg.parse.stem,
                  cfg.parse.stop_words)
-    cache = root / ".recall" / "hook-cache.pickle"
+    cache = _cache_path(root)
     try:
         with open(cache, "rb") as fh:
-            ver, ck, params, vault, kidx = pickle.load(fh)
-        if ver == CACHE_VERSION and ck == key and params == kw_params:
-            return vault, kidx, kw_params
+            ver, ck, params = pickle.load(fh)  # header first: no payload read on a miss
+            if ver == CACHE_VERSION and ck == key and params == kw_params:
+                vault, kidx = pickle.load(fh)
+                return vault, kidx, kw_params
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
         pass
     vault = read_vault(root)
     kidx = KeywordIndex(list(vault.memories.values()), k1=kw_params[0], b=kw_params[1],
                         epsilon=kw_params[2], stem=kw_params[3], stop_words=kw_params[4])
     try:
-        cache.parent.mkdir(exist_ok=True)
+        cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp")
         with open(tmp, "wb") as fh:
-            pickle.dump((CACHE_VERSION, key, kw_params, vault, kidx), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((CACHE_VERSION, key, kw_params), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((vault, kidx), fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, cache)
     except OSError:
         pass  # a read-only vault: no cache, just slower
@@ -129,9 +178,6 @@ def _load_vault_cached(root: Path, cfg):
 
 
 def _session_start(root: Path, result: dict) -> None:
-    from recall_tui.model import Role
-    from recall_tui.vault import read_vault
-
     folder = root / "_always-load"
     if not folder.is_dir():
         result["entries"] = []
@@ -141,16 +187,8 @@ def _session_start(root: Path, result: dict) -> None:
 
 
 def _prompt_submit(root: Path, args, prompt: str, result: dict) -> None:
-    from recall_tui.config import load_preset
-    from recall_tui.engine import Engine
-    from recall_tui.model import Role
-
     cfg = load_preset(args.preset, root)
-    # Without an index, only the channels that need none can answer in time.
-    lean = cfg
-    for path in ("fuzzy.enabled", "signature.enabled", "turns.enabled", "consolidation.enabled",
-                 "cache.enabled", "tracking.enabled"):
-        lean = lean.with_value(path, False)
+    lean = _lean_config(args.preset, root)
     vault, kidx, params = _load_vault_cached(root, lean)
     result["stage"] = "vault read"
     engine = Engine(vault, None, lean.with_value("keyword.enabled", False), preset=args.preset)
@@ -189,6 +227,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
         _emit(event, "", "")
         return 0
+    if args.warm:
+        _load_vault_cached(root, _lean_config(args.preset, root))
+        return 0
+    if not _cache_fresh(root):  # session-start warms it for the session's first prompt
+        _warm_in_background(root, args.preset)
     result: dict[str, Any] = {}
     errors: list[str] = []
 
@@ -210,6 +253,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"recall-tui hook {event}: over the {budget:.0f} ms budget after {elapsed:.0f} ms "
               f"(reached: {result.get('stage', 'start')}); returning partial results",
               file=sys.stderr)
+    elif elapsed > budget:
+        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
+              "results are complete", file=sys.stderr)
     for e in errors:
         print(f"recall-tui hook {event}: {e}", file=sys.stderr)
     if event == "session-start":

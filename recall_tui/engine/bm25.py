@@ -166,11 +166,17 @@ class KeywordIndex:
         """For each of `docs`: field -> the query terms it holds there (weighted fields)."""
         out: list[dict[str, list[str]]] = [{} for _ in docs]
         arr = np.asarray(docs, dtype=np.int64)
+        mask = np.zeros(len(self.ids), dtype=bool)
         for name in FIELDS:
             if not weights.get(name, 0.0):
                 continue
             idx = self.fields[name]
             for t in dict.fromkeys(terms):
-                for i in np.nonzero(np.isin(arr, idx.contains(t)))[0].tolist():
+                holders = idx.contains(t)
+                if not len(holders):
+                    continue
+                mask[holders] = True
+                for i in np.flatnonzero(mask[arr]).tolist():
                     out[i].setdefault(name, []).append(t)
+                mask[holders] = False
         return out

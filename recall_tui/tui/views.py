@@ -96,7 +96,7 @@ VIEWS: tuple[View, ...] = (
     View("stage", _stage),
     View("memory", _pane("memory", "billing-db-postgres16")),
     View("supersession", _pane("supersession", "billing-db-postgres15")),
-    View("entities", _pane("entities", "ingrid-sorensen")),
+    View("entities", _pane("entities", "ingrid-sorensen"), preset="memoria"),
     View("mmr", _pane("mmr"), preset="abmind"),
     View("timings", _pane("timings")),
     View("vault", _pane("vault")),
