@@ -264,7 +264,8 @@ class RecallApp(App[None]):
         """The latest recall asked for; a RecallDone with another seq is stale."""
         self.applied_seq = 0
         self.stale_dropped = 0
-        self.last_elapsed_ms = 0.0
+        self.round_trip_ms = 0.0
+        """Wall time of the last applied recall as the worker measured it (engine + thread)."""
         self._debounce: Timer | None = None
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
@@ -400,7 +401,7 @@ class RecallApp(App[None]):
         if message.seq != self.seq:
             self.stale_dropped += 1
             return
-        self.last_elapsed_ms = message.elapsed_ms
+        self.round_trip_ms = message.elapsed_ms
         for s in message.trace.stages:
             if not s.skipped:
                 self.timings.setdefault(s.name, []).append(s.ms)
@@ -465,7 +466,7 @@ class RecallApp(App[None]):
     def _refresh_detail(self, main: MainScreen) -> None:
         trace = self.trace
         hit = trace.hit(self.current_id) if (trace and self.current_id) else None
-        main.query_one(ExplanationTree).show(hit, trace)
+        main.query_one(ExplanationTree).show(hit)
         detail = main.query_one(StageDetail)
         stage_name = None
         wf = main.query_one(Waterfall)
@@ -505,6 +506,7 @@ class RecallApp(App[None]):
                 t.append("  cache hit", style="bold green")
             if not self.stable_timings:
                 t.append(f"  {tr.total_ms:.1f} ms", style="cyan")
+                t.append(f" (worker {self.round_trip_ms:.0f} ms)", style="dim")
             emb = tr.vault.get("embedder")
             if emb:
                 t.append(f"  embedder {one_line(emb, 30)}", style="dim")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from recall_tui.model import Vault
-from recall_tui.trace import Hit, StageRecord, Trace
+from recall_tui.trace import Hit, StageRecord
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable, VimTree
 
@@ -32,7 +32,7 @@ class ExplanationTree(VimTree):
         self.show_root = True
         self.guide_depth = 2
 
-    def show(self, hit: Hit | None, trace: Trace | None) -> None:
+    def show(self, hit: Hit | None) -> None:
         """Rebuild the tree for `hit` (or an empty tree)."""
         self.clear()
         if hit is None:
