@@ -404,6 +404,7 @@ def cold_start_child(vault_path: str, embedder: str, query: str, preset: str) ->
     vec = trace.stage("vector")
     marks["first_recall_embed_ms"] = float((vec.info_dict() if vec else {}).get("embed_ms", 0.0))
     marks["hits"] = len(trace.hits)
+    marks["peak_rss_mb"] = peak_rss_mb()
     if engine.index is not None:
         engine.index.close()
     return marks
@@ -685,8 +686,9 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-    lines.append(fmt(head))
-    lines += [fmt(r) for r in rows]
+    if res:
+        lines.append(fmt(head))
+        lines += [fmt(r) for r in rows]
     cold = bench.get("cold_start")
     if cold:
         s = cold["median_sample"]
@@ -694,7 +696,8 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
                      f"result p50 {cold['process_to_first_result_ms']['p50']:.0f} ms (imports "
                      f"{s['import_ms']:.0f}, open_engine {s['open_engine_ms']:.0f}, first recall "
                      f"{s['first_recall_ms']:.0f} of which query embedding "
-                     f"{s['first_recall_embed_ms']:.0f})")
+                     f"{s['first_recall_embed_ms']:.0f}); peak RSS "
+                     f"{s.get('peak_rss_mb', 0):.0f} MB")
     for t in bench.get("targets", []):
         mark = "met" if t["met"] else "MISSED"
         lines.append(f"target {t['target']} [{t['where']}]: {t['value']:.2f} {t['unit']} vs "

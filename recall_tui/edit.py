@@ -329,7 +329,7 @@ def _verify(before: dict[str, Any], result: str, phrases: tuple[str, ...]) -> No
 # the file
 
 
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
+def atomic_write(path: Path, data: bytes, mode: int) -> None:
     """Write `data` to `path` through a temp file in the same folder, fsynced, then renamed."""
     folder = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -389,7 +389,7 @@ def set_recall_when(path: str | os.PathLike[str], phrases: Sequence[str], *,
     now = target.read_bytes()
     if now != raw:
         raise EditConflict(str(path), disk_hash, content_hash(now), now.decode("utf-8", "replace"), new_text)
-    _atomic_write(target, data, stat.S_IMODE(os.stat(target).st_mode))
+    atomic_write(target, data, stat.S_IMODE(os.stat(target).st_mode))
     return EditResult(str(target), disk_hash, content_hash(data), old_phrases, tuple(phrases), True)
 
 

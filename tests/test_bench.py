@@ -170,3 +170,23 @@ def test_targets_are_judged_both_ways():
 def test_bench_rejects_a_missing_vault(tmp_path, capsys):
     assert main(["bench", "--vault", str(tmp_path / "nope")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_cold_start_measures_a_fresh_process(tmp_path):
+    """Process start to first result, in real child processes (keyword-only to stay fast)."""
+    import shutil
+
+    from recall_tui.bench import cold_start
+    from tests.conftest import SAMPLE_VAULT
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault, ignore=shutil.ignore_patterns(".recall"))
+    out = cold_start(vault, embedder="none", repeats=1)
+    s = out["median_sample"]
+    assert out["repeats"] == 1 and s["hits"] > 0
+    total = out["process_to_first_result_ms"]["p50"]
+    assert total == s["process_ms"]
+    # the phases measured inside the child fit within the time seen from outside
+    assert 0 < s["import_ms"] + s["open_engine_ms"] + s["first_recall_ms"] < total
+    assert s["peak_rss_mb"] > 10
+    assert (vault / ".recall" / "index.sqlite").is_file()  # the unmeasured run built it

@@ -58,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="vault for the cold-start figure (default: --vault, else ./sample-vault "
                         "when present)")
     p.add_argument("--no-cold-start", action="store_true", help="skip the cold-start figure")
+    p.add_argument("--cold-start-only", action="store_true",
+                   help="measure only the cold start (no vault benchmark)")
     p.add_argument("--no-oracles", action="store_true",
                    help="skip the rank_bm25 and numpy comparisons")
     p.add_argument("--synth-dir", metavar="DIR",
@@ -75,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if queries is not None and not queries.is_file():
         print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
         return 2
+    if args.cold_start_only and args.no_cold_start:
+        print("recall-tui bench: --cold-start-only and --no-cold-start contradict each other",
+              file=sys.stderr)
+        return 2
     cold = None
     if not args.no_cold_start:
         if args.cold_vault:
@@ -86,12 +92,17 @@ def run(args: argparse.Namespace) -> int:
         if cold is not None and not cold.is_dir():
             print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
             return 2
+    if args.cold_start_only and cold is None:
+        print("recall-tui bench: --cold-start-only needs --cold-vault (no ./sample-vault here)",
+              file=sys.stderr)
+        return 2
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
     try:
-        result = run_bench(vault=vault, sizes=args.sizes, queries_file=queries, runs=args.runs,
+        result = run_bench(vault=None if args.cold_start_only else vault,
+                           sizes=[] if args.cold_start_only else args.sizes, queries_file=queries, runs=args.runs,
                            embedder=args.embedder, preset=args.preset, cold_vault=cold,
                            synth_dir=Path(args.synth_dir) if args.synth_dir else None,
                            oracles=not args.no_oracles, max_queries=args.max_queries,

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     from recall_tui.config import load_preset
     from recall_tui.engine import Engine, open_engine
+    from recall_tui.golden import score_queries
 
     try:
         configs = [(p, load_preset(p, root)) for p in presets]
@@ -108,11 +109,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name, cfg in configs:
             engine = base if name == presets[0] else Engine(base.vault, base.index, cfg, preset=name)
-            out: list[metrics.QueryResult] = []
-            for q in golden:
-                trace = engine.recall(q.query, k=args.k, now=now, as_of=q.as_of)
-                out.append(metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, args.k))
-            results[name] = out
+            results[name] = score_queries(engine, golden, k=args.k, now=now)
     finally:
         if base.index is not None:
             base.index.close()

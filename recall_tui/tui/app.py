@@ -85,6 +85,7 @@ class MainScreen(Screen):
         self.request = request
         self.presets = presets
         self.stable_timings = stable_timings
+        self._focus_when_built: StatePane | None = None
 
     def compose(self) -> ComposeResult:
         yield QueryBar(self.request, self.presets, id="querybar")
@@ -152,13 +153,15 @@ class MainScreen(Screen):
         pane = self.pane_widget(name)
         # Typing in the query bar stays there; otherwise focus follows the pane.
         in_bar = self.focused is not None and self.query_one(QueryBar) in self.focused.ancestors
-        if pane is not None:
-            if pane.is_mounted:
-                app.refresh_pane(pane)
+        if pane is None:
             if not in_bar:
-                self.call_after_refresh(self._focus_first, pane)
-        elif not in_bar:
-            self.query_one("#results").focus()
+                self.query_one("#results").focus()
+        elif pane.is_mounted:
+            app.refresh_pane(pane)
+            if not in_bar:
+                self._focus_first(pane)
+        else:  # just built: focus it once its children exist (see _needs_state)
+            self._focus_when_built = None if in_bar else pane
 
     @staticmethod
     def _focus_first(pane: StatePane) -> None:
@@ -207,6 +210,10 @@ class MainScreen(Screen):
     @on(StatePane.NeedsState)
     def _needs_state(self, event: StatePane.NeedsState) -> None:
         self.app.refresh_pane(event.pane)  # type: ignore[attr-defined]
+        if event.pane is self._focus_when_built:
+            self._focus_when_built = None
+            if self.active_pane() == (event.pane.id or "").removeprefix("pane-"):
+                self._focus_first(event.pane)
 
     @on(VaultTree.Pin)
     def _pin(self, event: VaultTree.Pin) -> None:

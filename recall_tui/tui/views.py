@@ -52,8 +52,8 @@ def _pane(name: str, memory_id: str | None = None, query: str = QUERY):
         app.screen.query_one("#results").focus()
         await pilot.pause(0.05)
         if memory_id is not None:
-            app.open_memory(memory_id)  # type: ignore[attr-defined]
-            await pilot.pause(0.05)
+            app.follow_results = False  # type: ignore[attr-defined]
+            app.set_current(memory_id)  # type: ignore[attr-defined]
         app.screen.action_show_pane(name)  # type: ignore[attr-defined]
         await wait_until_idle(pilot)
 

@@ -1,0 +1,193 @@
+"""Pick up changes made to a vault outside the tool: an editor, `git pull`, an agent writing.
+
+`refresh(engine)` re-reads the vault, brings the index up to date (only what changed is
+re-indexed and re-embedded), swaps the new vault into the engine (which clears its cache) and
+says what changed. The UI calls it when `$EDITOR` returns; `VaultWatcher` calls it from a
+thread whenever watchfiles reports a batch of changes to files the reader reads (`*.md`,
+`sessions/*.jsonl`), ignoring `.recall/` and every other dot-folder, so the index the engine
+writes never wakes the watcher. Headless: no textual, no rich.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import watchfiles
+
+from recall_tui.index import IndexFileError, IndexReport
+from recall_tui.model import Vault
+from recall_tui.vault import read_vault
+
+#: One refresh at a time: the watcher thread and the UI (after `$EDITOR`) may both ask.
+_REFRESH_LOCK = threading.Lock()
+#: How long watchfiles waits for an event before handing control back (ms); bounds how long
+#: `stop()` takes and how soon `start()` knows the watch is in place.
+_RUST_TIMEOUT_MS = 200
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    """What one refresh found and did."""
+
+    added: tuple[str, ...]
+    """Ids of memories that are new."""
+    changed: tuple[str, ...]
+    """Ids of memories whose file changed."""
+    removed: tuple[str, ...]
+    """Ids of memories that are gone."""
+    problems: int
+    """Problems the re-read vault reports (all of them, not only new ones)."""
+    ms: float
+    """Wall time of the re-read, re-index and swap."""
+    index: IndexReport | None = None
+    """What the index update did; None without an index (or a read-only one)."""
+    files: tuple[str, ...] = ()
+    """The changed paths (relative to the vault) the watcher saw; empty for a direct refresh."""
+    error: str | None = None
+    """Why the refresh could not complete (the engine keeps the vault it had), else None."""
+
+    @property
+    def empty(self) -> bool:
+        """True when no memory was added, changed or removed."""
+        return not (self.added or self.changed or self.removed)
+
+    def describe(self) -> str:
+        """A one-line notice, e.g. `vault changed: 1 added (x), 1 changed (y) · 0 problems`."""
+        if self.error:
+            return f"vault not reloaded: {self.error}"
+        parts = []
+        for word, ids in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
+            if ids:
+                shown = ", ".join(ids[:3]) + (f" +{len(ids) - 3}" if len(ids) > 3 else "")
+                parts.append(f"{len(ids)} {word} ({shown})")
+        body = ", ".join(parts) if parts else "no memory changed"
+        return f"vault changed: {body} · {self.problems} problems · {self.ms:.0f} ms"
+
+
+def diff_vaults(old: Vault, new: Vault) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(added, changed, removed) memory ids between two reads; a memory counts as changed
+    when its file's bytes did (content hash)."""
+    added = tuple(mid for mid in new.memories if mid not in old.memories)
+    removed = tuple(mid for mid in old.memories if mid not in new.memories)
+    changed = tuple(
+        mid for mid, m in new.memories.items()
+        if mid in old.memories and old.memories[mid].content_hash != m.content_hash
+    )
+    return added, changed, removed
+
+
+def refresh(engine: Any, *, files: tuple[str, ...] = ()) -> ChangeSummary:
+    """Re-read the engine's vault, update its index and swap both in (the cache is cleared).
+
+    Never raises for a vault that went missing or an index that cannot be written: the summary
+    carries the error and the engine keeps what it had.
+    """
+    t0 = time.perf_counter()
+    with _REFRESH_LOCK:
+        old: Vault = engine.vault
+        try:
+            new = read_vault(old.root)
+        except OSError as exc:
+            return ChangeSummary((), (), (), len(old.problems), (time.perf_counter() - t0) * 1000,
+                                 None, files, f"{old.root}: {exc.strerror or exc}")
+        index = engine.index
+        report = None
+        if index is not None and not getattr(index, "read_only", False):
+            try:
+                report = index.update_files(new)
+            except IndexFileError as exc:
+                return ChangeSummary((), (), (), len(new.problems), (time.perf_counter() - t0) * 1000,
+                                     None, files, str(exc))
+        engine.set_vault(new, index)
+        added, changed, removed = diff_vaults(old, new)
+        return ChangeSummary(added, changed, removed, len(new.problems),
+                             (time.perf_counter() - t0) * 1000, report, files)
+
+
+def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
+    """watchfiles filter: the files read_vault reads, outside dot-folders (`.recall/`, `.git/`)
+    and not dot-files (an atomic write's temp file is one)."""
+
+    def keep(_change: watchfiles.Change, path: str) -> bool:
+        try:
+            rel = Path(path).relative_to(root)
+        except ValueError:
+            return False
+        parts = rel.parts
+        if not parts or any(p.startswith(".") for p in parts):
+            return False
+        if parts[-1].endswith(".md"):
+            return True
+        return len(parts) == 2 and parts[0] == "sessions" and parts[1].endswith(".jsonl")
+
+    return keep
+
+
+class VaultWatcher:
+    """Watches an engine's vault in a thread and refreshes the engine on every batch of changes.
+
+    `on_change(summary)` runs in the watcher thread (a Textual app hands it on with
+    `call_from_thread`). Changes within `debounce_ms` of each other arrive as one batch.
+    """
+
+    def __init__(self, engine: Any, on_change: Callable[[ChangeSummary], None], *,
+                 debounce_ms: int = 200) -> None:
+        self.engine = engine
+        self.root = Path(engine.vault.root).resolve()
+        self.on_change = on_change
+        self.debounce_ms = debounce_ms
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        """What ended the watch thread early, if anything did."""
+
+    def start(self, timeout: float = 5.0) -> VaultWatcher:
+        """Start watching; returns once the file-system watch is in place (or `timeout`)."""
+        if self._thread is not None:
+            raise RuntimeError("this watcher is already started")
+        self._thread = threading.Thread(target=self._run, name="recall-tui-watch", daemon=True)
+        self._thread.start()
+        self._ready.wait(timeout)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching and join the thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        """True while the watch thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def __enter__(self) -> VaultWatcher:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            # yield_on_timeout: the first (empty) batch arrives once the watch is installed,
+            # which is when start() may return.
+            for batch in watchfiles.watch(
+                self.root, watch_filter=_relevant(self.root), debounce=self.debounce_ms,
+                stop_event=self._stop, rust_timeout=_RUST_TIMEOUT_MS, yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                self._ready.set()
+                if not batch or self._stop.is_set():
+                    continue
+                files = tuple(sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch}))
+                self.on_change(refresh(self.engine, files=files))
+        except BaseException as exc:  # noqa: BLE001 - kept for the UI to show; the thread ends
+            self.error = exc
+        finally:
+            self._ready.set()
