@@ -69,3 +69,30 @@ def test_rank_deltas_against_the_starting_configuration():
     assert (deltas["r"].kind, deltas["r"].by) == ("up", 2)
     assert (deltas["p"].kind, deltas["p"].by) == ("down", 1)
     assert deltas["t"].kind == "new"
+
+
+def test_a_knob_change_reranks_and_the_deltas_follow_the_traces(session_vault_copy):
+    from recall_tui.engine import open_engine
+    from tests.conftest import PINNED_NOW
+
+    engine = open_engine(session_vault_copy, embedder="local")
+    try:
+        q = "how are home-lab backups done"
+        start = engine.recall(q, k=10, now=PINNED_NOW)
+        tuned = engine.recall(q, k=10, now=PINNED_NOW,
+                              config=engine.config.with_value("keyword.recall_when", 0.0))
+    finally:
+        engine.index.close()
+    before = [h.id for h in start.hits]
+    after = [h.id for h in tuned.hits]
+    assert before != after, "dropping the recall_when weight must re-rank this query"
+    deltas = rank_deltas(start, tuned)
+    assert list(deltas) == after
+    for h in tuned.hits:
+        m = deltas[h.id]
+        assert m.rank_b == h.rank
+        assert m.rank_a == (before.index(h.id) + 1 if h.id in before else None)
+    assert any(m.kind != "same" for m in deltas.values())
+    d = diff_rankings(start, tuned)
+    assert d.overlap == len(set(before) & set(after)) / 10
+    assert 0.0 < d.rbo < 1.0
