@@ -292,8 +292,8 @@ async def test_supersession_entities_and_problems_panes(engine, tmp_path):
             [c.id for c in stage.candidates]
 
         await pilot.press("8")
-        await pilot.pause(0.2)
-        assert f"{len(engine.vault.problems)} problem(s) in the vault" in screen_text(app)
+        await wait_for_text(pilot, app, f"{len(engine.vault.problems)} problem(s) in the vault")
+        assert app.main().active_pane() == "problems"
 
 
 async def test_problems_pane_lists_the_readers_problems(tmp_path):

@@ -118,7 +118,14 @@ class MainScreen(Screen):
     def active_pane(self) -> str:
         return self.query_one("#panes", TabbedContent).active or "recall"
 
+    def _in_bar(self) -> bool:
+        return self.focused is not None and self.query_one(QueryBar) in self.focused.ancestors
+
     def action_show_pane(self, name: str) -> None:
+        # Drop focus first: when a focused widget is hidden, Textual moves focus to a sibling
+        # in the same (hidden) pane, which would switch the tab straight back.
+        if not self._in_bar():
+            self.set_focus(None)
         self.query_one("#panes", TabbedContent).active = name
 
     def action_pane(self, step: int) -> None:
@@ -152,7 +159,7 @@ class MainScreen(Screen):
             return
         pane = self.pane_widget(name)
         # Typing in the query bar stays there; otherwise focus follows the pane.
-        in_bar = self.focused is not None and self.query_one(QueryBar) in self.focused.ancestors
+        in_bar = self._in_bar()
         if pane is None:
             if not in_bar:
                 self.query_one("#results").focus()
