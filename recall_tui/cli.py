@@ -55,7 +55,7 @@ def build_parser(available: dict[str, object] | None = None) -> argparse.Argumen
     )
     parser.add_argument("--version", action="version", version=f"recall-tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, modname in COMMANDS.items():
+    for name in COMMANDS:
         mod = (available or {}).get(name)
         p = sub.add_parser(name, help=HELP[name], description=HELP[name])
         if mod is not None:

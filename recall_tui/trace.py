@@ -80,7 +80,7 @@ class StageRecord:
     candidates: tuple[Candidate, ...] = ()
     dropped: tuple[Dropped, ...] = ()
     info: tuple[tuple[str, str], ...] = ()
-    """Extra key/value facts (e.g. ("terms", "postgres upgrade"), ("embedder", "local")).""" 
+    """Extra key/value facts (e.g. ("terms", "postgres upgrade"), ("embedder", "local"))."""
 
     def info_dict(self) -> dict[str, str]:
         return dict(self.info)
@@ -330,7 +330,7 @@ def _from_plain(tp: Any, value: Any) -> Any:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_from_plain(args[0], v) for v in value)
-        return tuple(_from_plain(a, v) for a, v in zip(args, value))
+        return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=True))
     if tp is float and isinstance(value, int):
         return float(value)
     return value
