@@ -40,7 +40,7 @@ def summarize(trace: Trace, number: int) -> list[str]:
     else:
         lines.append("  no hits")
     ran = [f"{s.name} {s.ms:.1f}" for s in t.stages if not s.skipped]
-    skipped = [f"{s.name} ({s.reason or 'skipped'})" for s in t.stages if s.skipped]
+    skipped = [f"{s.name}: {s.reason or 'skipped'}" for s in t.stages if s.skipped]
     lines.append("  stages ms: " + ", ".join(ran))
     if skipped:
         lines.append("  skipped: " + "; ".join(skipped))
