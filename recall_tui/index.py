@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import threading
 import time
@@ -68,6 +69,14 @@ MAX_RECALL_TIMES = 20
 QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
 #: Most distinct trigrams put in one fuzzy query (keeps a pasted paragraph cheap).
 MAX_TRIGRAMS = 96
+#: Postings (row, contribution) pairs kept in memory per FTS5 table for the in-memory bm25
+#: (about 12 bytes each); least recently used terms are dropped beyond it.
+FTS_POSTINGS_BUDGET = 2_000_000
+#: Largest vector matrix ranked with numpy (bigger ones are searched by sqlite-vec's kNN).
+NUMPY_KNN_MAX_BYTES = 256 * 1024 * 1024
+#: FTS5's bm25 constants (fts5_aux.c), which the in-memory bm25 must use too.
+FTS5_K1 = 1.2
+FTS5_B = 0.75
 _REQUIRED_TABLES = frozenset(
     {
         "meta",
@@ -224,6 +233,11 @@ def trigram_match(text: str) -> str:
     trigrams match. Words under 3 characters cannot be matched by a trigram index and are
     dropped; the result is "" when nothing is left.
     """
+    return match_any(trigram_terms(text))
+
+
+def trigram_terms(text: str) -> list[str]:
+    """The distinct trigrams `trigram_match` ORs, in order, at most MAX_TRIGRAMS."""
     grams: list[str] = []
     seen: set[str] = set()
     for word in _fold(text).split():
@@ -233,7 +247,7 @@ def trigram_match(text: str) -> str:
             if g not in seen:
                 seen.add(g)
                 grams.append(g)
-    return match_any(grams[:MAX_TRIGRAMS])
+    return grams[:MAX_TRIGRAMS]
 
 
 def default_index_path(vault_root: str | os.PathLike) -> Path:
@@ -387,6 +401,134 @@ CREATE TABLE recall_stats(
 """
 
 
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints of an FTS5 record (docsize and averages blobs)."""
+    out: list[int] = []
+    i, n = 0, len(blob)
+    while i < n:
+        v = 0
+        while True:
+            x = blob[i]
+            i += 1
+            v = (v << 7) | (x & 0x7F)
+            if not x & 0x80:
+                break
+        out.append(v)
+    return out
+
+
+class Bm25Replica:
+    """FTS5's `bm25()` over one contentless FTS5 table, computed in memory from that table's
+    own index, so an OR query costs the postings of its terms instead of a scan of every row
+    that matches one of them.
+
+    Why: `ORDER BY bm25 LIMIT n` makes FTS5 score every matching row, and a query of common
+    words or trigrams matches nearly all of them (60 ms at 10k memories). The formula is
+    fts5_aux.c's, operation for operation, so the scores are the same doubles: per phrase
+    idf = log((N - n + 0.5) / (n + 0.5)) (1e-6 when not positive), where n counts the rows
+    holding the phrase (in the filtered column, if any); per row, in phrase order,
+    score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)), with f the phrase's
+    instances weighted by column and D the row's tokens in all columns. N, the token totals
+    and D come from the table's averages record and docsize table; a term's rows and
+    instance counts from an `fts5vocab` instance table (made in the temp schema, so a
+    read-only index works too). Ties keep rowid order. The caller falls back to SQL when a
+    phrase is not exactly one token or a column weight is not a whole number (whole weights
+    make the weighted sum exact in any order). Not thread-safe: the Index lock guards it.
+    """
+
+    def __init__(self, conn: apsw.Connection, table: str, columns: Sequence[str],
+                 tokenizer: tuple[str, list[str]]):
+        self._conn = conn
+        self.table = table
+        self.columns = tuple(columns)
+        self.tokenizer = conn.fts5_tokenizer(tokenizer[0], tokenizer[1])
+        self._vocab = f"temp.{table}_vocab_instance"
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._vocab}"
+            f" USING fts5vocab(main, {table}, instance)"
+        )
+        row = conn.execute(f"SELECT block FROM {table}_data WHERE id=1").fetchone()
+        averages = _varints(row[0]) if row is not None else [0]
+        self.nrow = averages[0]
+        ntok = sum(averages[1:])
+        self.avgdl = ntok / self.nrow if self.nrow else 0.0
+        sizes = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
+        self.rowids = np.array([r[0] for r in sizes], dtype=np.int64)
+        doclen = np.array([sum(_varints(r[1])) for r in sizes], dtype=np.float64)
+        k1, b = FTS5_K1, FTS5_B
+        # k1 * (1 - b + b * D / avgdl), evaluated in fts5_aux.c's order.
+        self._norm = k1 * (1 - b + b * doclen / self.avgdl) if self.avgdl else doclen
+        self._postings: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._held = 0
+
+    def token(self, phrase: str) -> str | None:
+        """The phrase's single token as the table's tokenizer makes it, None otherwise."""
+        toks = self.tokenizer(phrase.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
+        return toks[0][2] if len(toks) == 1 else None
+
+    def _load(self, terms: list[str], column: str | None, weights: tuple[float, ...] | None
+              ) -> None:
+        """Fetch the postings of `terms` (not yet held) and turn them into contributions."""
+        q = ",".join("?" * len(terms))
+        sql = f"SELECT term, doc, col, count(*) FROM {self._vocab} WHERE term IN ({q})"
+        args: list = list(terms)
+        if column is not None:
+            sql += " AND col=?"
+            args.append(column)
+        sql += " GROUP BY term, doc, col ORDER BY term, doc"
+        col_w = dict(zip(self.columns, weights or (1.0,) * len(self.columns), strict=True))
+        per_term: dict[str, tuple[list[int], list[float]]] = {t: ([], []) for t in terms}
+        for term, doc, col, count in self._conn.execute(sql, args):
+            docs, freqs = per_term[term]
+            f = count * col_w[col]
+            if docs and docs[-1] == doc:
+                freqs[-1] += f
+            else:
+                docs.append(doc)
+                freqs.append(f)
+        k1 = FTS5_K1
+        for term, (docs, freqs) in per_term.items():
+            pos = np.searchsorted(self.rowids, np.array(docs, dtype=np.int64))
+            n = len(docs)
+            idf = math.log((self.nrow - n + 0.5) / (n + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            f = np.array(freqs, dtype=np.float64)
+            contrib = idf * ((f * (k1 + 1.0)) / (f + self._norm[pos]))
+            self._postings[(term, column, weights)] = (pos, contrib)
+            self._held += n
+        while self._held > FTS_POSTINGS_BUDGET and len(self._postings) > len(terms):
+            _, (pos, _c) = self._postings.popitem(last=False)
+            self._held -= len(pos)
+
+    def top(self, tokens: Sequence[str], limit: int, column: str | None = None,
+            weights: tuple[float, ...] | None = None) -> list[tuple[int, float]]:
+        """The `limit` best (rowid, -bm25) for the OR of `tokens` (one phrase each, in
+        order), best first, ties in rowid order: what `ORDER BY -bm25 DESC LIMIT` returns."""
+        if not tokens or limit <= 0 or not self.nrow:
+            return []
+        keys = [(t, column, weights) for t in tokens]
+        missing = list(dict.fromkeys(k[0] for k in keys if k not in self._postings))
+        if missing:
+            self._load(missing, column, weights)
+        n = len(self.rowids)
+        score = np.zeros(n, dtype=np.float64)
+        hit = np.zeros(n, dtype=bool)
+        for k in keys:
+            pos, contrib = self._postings[k]
+            self._postings.move_to_end(k)
+            score[pos] += contrib
+            hit[pos] = True
+        cand = np.flatnonzero(hit)
+        if len(cand) > limit:
+            s = score[cand]
+            kth = np.partition(s, len(s) - limit)[len(s) - limit]
+            cand = cand[s >= kth]
+        order = np.lexsort((self.rowids[cand], -score[cand]))[:limit]
+        sel = cand[order]
+        return list(zip(self.rowids[sel].tolist(), score[sel].tolist(), strict=True))
+
+
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -410,6 +552,14 @@ class Index:
         self._vectors: tuple[list[str], np.ndarray] | None = None
         self._turn_vectors: tuple[list[str], np.ndarray] | None = None
         self._signatures: dict[str, int] | None = None
+        # Caches of what every recall would otherwise ask SQLite again; `_invalidate` (any
+        # change to the memories or vectors) and `_set_meta` reset them.
+        self._vec_rowids: np.ndarray | None = None
+        self._vec_sqmag: np.ndarray | None = None
+        self._nvec: int | None = None
+        self._meta_cache: dict[str, str] | None = None
+        self._info_cache: dict | None = None
+        self._replicas: dict[str, Bm25Replica | None] = {}
         self._vectors_usable = True
         self.report = IndexReport(path=path)
 
@@ -527,14 +677,20 @@ class Index:
     # ------------------------------------------------------------------ meta
 
     def _meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else row[0]
+        if self._meta_cache is None:
+            self._meta_cache = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        return self._meta_cache.get(key)
 
     def _set_meta(self, **values: str) -> None:
         # Only what differs is written, so opening an unchanged index writes nothing.
         current = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
         changes = [(k, v) for k, v in values.items() if current.get(k) != v]
+        self._meta_cache = self._info_cache = None
         self._conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", changes)
+
+    def _del_meta(self, key: str) -> None:
+        self._meta_cache = self._info_cache = None
+        self._conn.execute("DELETE FROM meta WHERE key=?", (key,))
 
     def _has_vec_table(self) -> bool:
         row = self._conn.execute(
@@ -546,10 +702,12 @@ class Index:
     def embedder_info(self) -> dict:
         """The embedder the stored vectors were made with, how many there are, and any problem."""
         with self._lock:
+            if self._info_cache is not None:
+                return dict(self._info_cache)
             dim = int(self._meta("embedder_dim") or 0)
             vectors = self._count_vectors()
             total = self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-            return {
+            self._info_cache = {
                 "name": self._meta("embedder_name") or "none",
                 "model": self._meta("embedder_model") or "",
                 "dim": dim,
@@ -558,11 +716,18 @@ class Index:
                 "error": self._meta("embed_error") or None,
                 "usable": self._vectors_usable and vectors > 0,
             }
+            return dict(self._info_cache)
 
     def _count_vectors(self) -> int:
-        if not self._has_vec_table():
-            return 0
-        return self._conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+        # Cached: a count(*) of the vec0 table reads all of it (~2 ms at 10k memories), and
+        # every recall asks twice. `_invalidate` resets it whenever vectors change.
+        if self._nvec is None:
+            self._nvec = (
+                self._conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+                if self._has_vec_table()
+                else 0
+            )
+        return self._nvec
 
     def _summary(self) -> IndexReport:
         turns = self._conn.execute("SELECT count(*) FROM turns").fetchone()[0]
@@ -590,7 +755,13 @@ class Index:
         # Syncs run one at a time (two threads embedding the same rows would both insert
         # them); queries only wait for `_lock`, which a sync holds while it writes.
         with self._sync_lock:
-            return self._sync_locked(vault, progress)
+            try:
+                return self._sync_locked(vault, progress)
+            except BaseException:
+                # A rolled-back write may have left caches describing what was not committed.
+                with self._lock:
+                    self._invalidate()
+                raise
 
     def _sync_locked(self, vault: Vault, progress: Progress | None) -> IndexReport:
         conn = self._conn
@@ -824,7 +995,7 @@ class Index:
                 "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
             ).fetchall()
             if not need_mem and not need_turn:
-                conn.execute("DELETE FROM meta WHERE key='embed_error'")
+                self._del_meta("embed_error")
                 kept = (
                     self._count_vectors()
                     + self._conn.execute(
@@ -880,7 +1051,7 @@ class Index:
             if error:
                 self._set_meta(embed_error=error)
             else:
-                conn.execute("DELETE FROM meta WHERE key='embed_error'")
+                self._del_meta("embed_error")
             self._invalidate()
             with_vector = (
                 self._count_vectors()
@@ -913,6 +1084,11 @@ class Index:
 
     def _invalidate(self) -> None:
         self._vectors = None
+        self._vec_rowids = None
+        self._vec_sqmag = None
+        self._nvec = None
+        self._meta_cache = self._info_cache = None
+        self._replicas = {}
         self._turn_vectors = None
         self._signatures = None
 
@@ -941,14 +1117,76 @@ class Index:
             except apsw.SQLError as exc:
                 raise ValueError(f"bad FTS5 query {match!r}: {exc}") from None
 
+    def fts_any(
+        self, words: Sequence[str], limit: int, weights: dict[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """`fts(match_any(words), limit, weights)`, the same rows and scores, computed by the
+        in-memory bm25 (`Bm25Replica`) whenever it can be exact, else by SQL."""
+        words = [w for w in words if w.strip()]
+        if not words or limit <= 0:
+            return []
+        w = {**DEFAULT_FTS_WEIGHTS, **(weights or {})}
+        wt = tuple(float(w[c]) for c in FTS_COLUMNS)
+        with self._lock:
+            rep = self._replica("memories_fts") if all(x == int(x) for x in wt) else None
+            tokens = [rep.token(x) for x in words] if rep is not None else [None]
+            if rep is not None and None not in tokens:
+                return self._ids_of(rep.top(tokens, limit, None, wt))
+        return self.fts(match_any(words), limit, weights)
+
+    def _replica(self, table: str) -> Bm25Replica | None:
+        """The in-memory bm25 of an FTS5 table (built on first use after each change); None
+        when this SQLite lacks what it needs, so callers use SQL."""
+        if table not in self._replicas:
+            columns, tok = (
+                (FTS_COLUMNS, ("porter", ["unicode61", "remove_diacritics", "2"]))
+                if table == "memories_fts"
+                else (TRIGRAM_COLUMNS, ("trigram", ["remove_diacritics", "1"]))
+            )
+            try:
+                self._replicas[table] = Bm25Replica(self._conn, table, columns, tok)
+            except apsw.Error:
+                self._replicas[table] = None
+        return self._replicas[table]
+
+    def _ids_of(self, rows: list[tuple[int, float]]) -> list[tuple[str, float]]:
+        """(rowid, score) -> (memory id, score), order kept."""
+        if not rows:
+            return []
+        q = ",".join("?" * len(rows))
+        ids = dict(
+            self._conn.execute(
+                f"SELECT rowid, id FROM memories WHERE rowid IN ({q})", [r for r, _ in rows]
+            ).fetchall()
+        )
+        return [(ids[r], s) for r, s in rows if r in ids]
+
     def fts_trigram(
         self, text: str, limit: int, column: str = "content"
     ) -> list[tuple[str, float]]:
         """Typo- and substring-tolerant matches of user `text` on one trigram column.
 
         `column` is "content" (title, recall_when, tags, keywords, summary, body) or "original"
-        (the memory in its original language). Score = -bm25, higher is better.
+        (the memory in its original language). Score = -bm25, higher is better. Computed by the
+        in-memory bm25 (`Bm25Replica`, the same scores and order) when every trigram is one
+        token, else by SQL (`fts_trigram_sql`).
         """
+        if column not in TRIGRAM_COLUMNS:
+            raise ValueError(f"fts_trigram column must be one of {TRIGRAM_COLUMNS}, not {column!r}")
+        grams = trigram_terms(text)
+        if not grams or limit <= 0:
+            return []
+        with self._lock:
+            rep = self._replica("memories_trigram")
+            tokens = [rep.token(g) for g in grams] if rep is not None else [None]
+            if rep is not None and None not in tokens:
+                return self._ids_of(rep.top(tokens, limit, column))
+        return self.fts_trigram_sql(text, limit, column)
+
+    def fts_trigram_sql(
+        self, text: str, limit: int, column: str = "content"
+    ) -> list[tuple[str, float]]:
+        """`fts_trigram` by FTS5 itself: the reference the in-memory bm25 is tested against."""
         if column not in TRIGRAM_COLUMNS:
             raise ValueError(f"fts_trigram column must be one of {TRIGRAM_COLUMNS}, not {column!r}")
         match = trigram_match(text)
@@ -966,11 +1204,43 @@ class Index:
             ]
 
     def vector_search(self, qvec, k: int) -> list[tuple[str, float]]:
-        """The `k` memories nearest `qvec` (sqlite-vec kNN), as (id, cosine similarity).
+        """The `k` memories nearest `qvec`, as (id, cosine similarity): what sqlite-vec's kNN
+        returns, computed with numpy over the cached `vectors()` matrix while that matrix
+        is at most NUMPY_KNN_MAX_BYTES (sqlite-vec's kNN is a full scan costing about 10x
+        numpy's), else by sqlite-vec (`vector_search_sqlite`).
 
         Empty when the index holds no vectors; ValueError when `qvec` has another dimension
         than the stored vectors (a vector from a different model cannot be compared).
         """
+        with self._lock:
+            if k <= 0 or not self._has_vec_table() or not self._vectors_usable:
+                return []
+            n = self._count_vectors()
+            dim = int(self._meta("embedder_dim") or 0)
+            if n * dim * 4 > NUMPY_KNN_MAX_BYTES:
+                return self.vector_search_sqlite(qvec, k)
+            q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+            if q.shape[0] != dim:
+                raise ValueError(
+                    f"query vector has dimension {q.shape[0]}, the index holds {dim}-d vectors "
+                    f"({self._meta('embedder_model')})"
+                )
+            if n == 0:
+                return []
+            ids, mat = self.vectors()
+            return knn_like_sqlite_vec(ids, mat, self._vec_rowids, self._sqmag(), q,
+                                       min(k, n, 4096))
+
+    def _sqmag(self) -> np.ndarray:
+        """Each stored vector's squared norm, summed as sqlite-vec sums it (float32, in order)."""
+        if self._vec_sqmag is None:
+            _, mat = self.vectors()
+            self._vec_sqmag = _seq_sum_f32(mat * mat)
+        return self._vec_sqmag
+
+    def vector_search_sqlite(self, qvec, k: int) -> list[tuple[str, float]]:
+        """`vector_search` by sqlite-vec's kNN over the vec0 table (big vaults, and the
+        reference the numpy path is tested against)."""
         with self._lock:
             if k <= 0 or not self._has_vec_table() or not self._vectors_usable:
                 return []
@@ -1020,15 +1290,17 @@ class Index:
                 dim = int(self._meta("embedder_dim") or 0)
                 if not self._has_vec_table():
                     self._vectors = ([], np.zeros((0, dim), dtype=np.float32))
+                    self._vec_rowids = np.zeros(0, dtype=np.int64)
                 else:
                     rows = self._conn.execute(
-                        "SELECT m.id, v.embedding FROM memory_vectors v"
+                        "SELECT m.id, v.embedding, m.rowid FROM memory_vectors v"
                         " JOIN memories m ON m.rowid = v.rowid ORDER BY m.path"
                     ).fetchall()
                     mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                     mat = mat.reshape(len(rows), dim)
                     mat.setflags(write=False)
                     self._vectors = ([r[0] for r in rows], mat)
+                    self._vec_rowids = np.array([r[2] for r in rows], dtype=np.int64)
             return self._vectors
 
     def turn_vectors(self) -> tuple[list[str], np.ndarray]:
@@ -1133,6 +1405,44 @@ class Index:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _seq_sum_f32(products: np.ndarray) -> np.ndarray:
+    """Row sums added one element at a time in float32, left to right, as sqlite-vec's
+    scalar loop does (`f32 dot += a[i] * b[i]`); BLAS sums in another order, which changes
+    the last bits. Returned as float64, the type the C code promotes them to next."""
+    if products.shape[1] == 0:
+        return np.zeros(products.shape[0], dtype=np.float64)
+    return np.cumsum(products, axis=1, dtype=np.float32)[:, -1].astype(np.float64)
+
+
+#: How far (in cosine) BLAS's similarity may be from sqlite-vec's and still be re-checked:
+#: float32 rounding over a few thousand dimensions stays orders of magnitude below it.
+_KNN_MARGIN = 1e-3
+
+
+def knn_like_sqlite_vec(ids: Sequence[str], mat: np.ndarray, rowids: np.ndarray,
+                        sqmag: np.ndarray, q: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The `k` rows of `mat` nearest `q` with the very similarities and order sqlite-vec's
+    cosine kNN gives: a BLAS product finds the candidates (the k best and every row within
+    _KNN_MARGIN of the k-th), then their distances are recomputed the way sqlite-vec's
+    `distance_cosine_float` does (float32 sums, double sqrt and division, rounded to a float32
+    distance); ties keep rowid order."""
+    n = len(ids)
+    k = min(k, n)
+    if k <= 0:
+        return []
+    qmag = float(_seq_sum_f32((q * q)[None, :])[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        approx = (mat @ q) / np.sqrt(sqmag * qmag)
+    approx = np.nan_to_num(approx, nan=-np.inf)
+    kth = np.partition(approx, n - k)[n - k]
+    cand = np.flatnonzero(approx >= kth - _KNN_MARGIN)
+    dot = _seq_sum_f32(mat[cand] * q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = (1 - dot / (np.sqrt(sqmag[cand]) * np.sqrt(qmag))).astype(np.float32)
+    order = np.lexsort((rowids[cand], dist))[:k]
+    return [(ids[cand[i]], 1.0 - float(dist[i])) for i in order.tolist()]
 
 
 def _embedder_key(emb: Embedder) -> str:

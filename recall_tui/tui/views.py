@@ -45,7 +45,10 @@ async def type_query(pilot: Pilot, text: str = QUERY) -> None:
     await wait_until_idle(pilot)
 
 
-def _pane(name: str, memory_id: str | None = None, query: str = QUERY):
+def _pane(name: str, focus: str, memory_id: str | None = None, query: str = QUERY):
+    """Show pane `name` (on `memory_id`) with the widget `focus` focused, so the image does not
+    depend on when focus settled."""
+
     async def setup(pilot: Pilot) -> None:
         await type_query(pilot, query)
         app = pilot.app
@@ -55,6 +58,8 @@ def _pane(name: str, memory_id: str | None = None, query: str = QUERY):
             app.follow_results = False  # type: ignore[attr-defined]
             app.set_current(memory_id)  # type: ignore[attr-defined]
         app.screen.action_show_pane(name)  # type: ignore[attr-defined]
+        await wait_until_idle(pilot)
+        app.screen.query_one(focus).focus()
         await wait_until_idle(pilot)
 
     return setup
@@ -94,12 +99,12 @@ class View:
 VIEWS: tuple[View, ...] = (
     View("main", _main),
     View("stage", _stage),
-    View("memory", _pane("memory", "billing-db-postgres16")),
-    View("supersession", _pane("supersession", "billing-db-postgres15")),
-    View("entities", _pane("entities", "ingrid-sorensen"), preset="memoria"),
-    View("mmr", _pane("mmr"), preset="abmind"),
-    View("timings", _pane("timings")),
-    View("vault", _pane("vault")),
-    View("problems", _pane("problems")),
+    View("memory", _pane("memory", "#memory-frontmatter", "billing-db-postgres16")),
+    View("supersession", _pane("supersession", "#chain-table", "billing-db-postgres15")),
+    View("entities", _pane("entities", "#entity-edges", "ingrid-sorensen"), preset="memoria"),
+    View("mmr", _pane("mmr", "#mmr-table"), preset="abmind"),
+    View("timings", _pane("timings", "#timings-table")),
+    View("vault", _pane("vault", "#vault-tree")),
+    View("problems", _pane("problems", "#problems-table")),
     View("help", _help),
 )

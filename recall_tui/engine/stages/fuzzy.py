@@ -46,7 +46,7 @@ def run(engine, st: RecallState) -> Out:
         info.append((name, f"{len(rows)} rows, {new} new"))
 
     if cfg.porter:
-        take("porter", lambda: engine.index.fts(fts_match(st.query.words), limit))
+        take("porter", lambda: engine.index.fts_any(st.query.words, limit))
     if cfg.trigram:
         take("trigram", lambda: engine.index.fts_trigram(text, limit, column="content"))
     if cfg.original_fallback:
