@@ -9,7 +9,7 @@ divides by zero (a field empty in every document) the field scores 0. Headless.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,6 +127,7 @@ class KeywordIndex:
     def __init__(self, memories: Sequence[Memory], *, k1: float = 1.5, b: float = 0.75,
                  epsilon: float = 0.25, stem: bool = True, stop_words: bool = True):
         self.ids = [m.id for m in memories]
+        self.pos = {mid: i for i, mid in enumerate(self.ids)}
         self.stem, self.stop_words = stem, stop_words
         # Tie-break keys for ranking: newer `updated` first, then id.
         self.updated = np.array([m.updated.timestamp() for m in memories], dtype=np.float64)
@@ -155,11 +156,24 @@ class KeywordIndex:
                 matched[idx.contains(t)] = True
         return KeywordResult(total, per_field, matched)
 
-    def ranked(self, res: KeywordResult) -> np.ndarray:
-        """Matched documents, best score first; ties: newer `updated`, then id."""
-        docs = np.nonzero(res.matched)[0]
+    def ranked(self, res: KeywordResult, limit: int | None = None) -> np.ndarray:
+        """Matched documents, best score first; ties: newer `updated`, then id. With `limit`,
+        only the first `limit` of that order: the documents scoring at least the limit-th
+        best score are selected first (a partition, linear), so a common word matching half
+        the vault no longer sorts half the vault."""
+        docs = np.flatnonzero(res.matched)
+        if limit is not None and len(docs) > limit:
+            if limit <= 0:
+                return docs[:0]
+            s = res.total[docs]
+            kth = np.partition(s, len(s) - limit)[len(s) - limit]
+            docs = docs[s >= kth]  # ties with the limit-th score stay; the sort settles them
         order = np.lexsort((self.id_rank[docs], -self.updated[docs], -res.total[docs]))
-        return docs[order]
+        return docs[order][:limit] if limit is not None else docs[order]
+
+    def scores_of(self, res: KeywordResult) -> KeywordScores:
+        """Every matched memory's total score, by id, without building a dict per recall."""
+        return KeywordScores(self.pos, res.total, res.matched)
 
     def matched_terms(self, docs: Sequence[int], terms: Sequence[str],
                       weights: Mapping[str, float]) -> list[dict[str, list[str]]]:
@@ -180,3 +194,25 @@ class KeywordIndex:
                     out[i].setdefault(name, []).append(t)
                 mask[holders] = False
         return out
+
+
+class KeywordScores(Mapping[str, float]):
+    """id -> keyword total score, for the memories matching a query term (any rank): a view
+    over the score array, so the stage does not copy thousands of scores into a dict that
+    only a `why` question about a miss ever reads."""
+
+    def __init__(self, pos: Mapping[str, int], total: np.ndarray, matched: np.ndarray):
+        self._pos, self._total, self._matched = pos, total, matched
+
+    def __getitem__(self, memory_id: str) -> float:
+        i = self._pos.get(memory_id)
+        if i is None or not self._matched[i]:
+            raise KeyError(memory_id)
+        return float(self._total[i])
+
+    def __iter__(self) -> Iterator[str]:
+        ids = list(self._pos)
+        return iter([ids[i] for i in np.flatnonzero(self._matched).tolist()])
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._matched))

@@ -10,8 +10,10 @@ the result). Headless.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -485,11 +487,27 @@ def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
     from recall_tui.index import Index
     from recall_tui.vault import read_vault
 
+    emb, _why = make_embedder(embedder)
+    _preload(emb)
     vault = read_vault(vault_path)
     cfg = config or load_preset(preset, vault.root)
-    emb, _why = make_embedder(embedder)
     index = Index.open(vault, emb, progress=progress)
     return Engine(vault, index, cfg, preset=preset, **kw)
+
+
+def _preload(emb: Any) -> None:
+    """Load a lazily loaded embedder (the local ONNX model, ~0.6 s) on a background thread,
+    so it overlaps reading the vault and opening the index instead of delaying the first
+    recall. The embedder's own lock makes a recall that arrives earlier wait for the load
+    rather than load it twice; a failure here is left for that recall to report."""
+    if getattr(emb, "loaded", True):
+        return
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):
+            emb.embed(["warm-up"])
+
+    threading.Thread(target=warm, name="embedder-preload", daemon=True).start()
 
 
 __all__ = ["CHANNELS", "Engine", "open_engine", "signature_text"]

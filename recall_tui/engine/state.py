@@ -4,6 +4,7 @@ Headless."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -128,8 +129,9 @@ class RecallState:
     """Ranked candidates of each channel that ran."""
     channel_notes: dict[str, dict[str, str]] = field(default_factory=dict)
     matched_terms: dict[str, tuple[MatchedTerms, ...]] = field(default_factory=dict)
-    keyword_all: dict[str, float] = field(default_factory=dict)
-    """Every memory matching a query term, with its keyword score (beyond the limit too)."""
+    keyword_all: Mapping[str, float] = field(default_factory=dict)
+    """Every memory matching a query term, with its keyword score (beyond the limit too);
+    a view over the keyword index's score array (`KeywordScores`)."""
     eligible: dict[str, str | None] = field(default_factory=dict)
     """id -> the filter reason that drops it, or None."""
     skip_channels: dict[str, str] = field(default_factory=dict)

@@ -30,11 +30,13 @@ from recall_tui.model import Vault
 from recall_tui.settings import Settings
 from recall_tui.trace import Trace
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
-from recall_tui.tui.keymap import all_bindings, unknown_ids
+from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
 from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens import HelpScreen, PinScreen
+from recall_tui.tui.session import SessionTools
 from recall_tui.tui.state import UIState
+from recall_tui.tui.tuning_actions import TuningActions
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
 from recall_tui.tui.widgets.panes import (
     EntitiesPane,
@@ -47,6 +49,7 @@ from recall_tui.tui.widgets.panes import (
 )
 from recall_tui.tui.widgets.query_bar import ANY_TYPE, QueryBar, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.tuning import TuningPane
 from recall_tui.tui.widgets.vault_browser import VaultPane, VaultTree
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
@@ -62,6 +65,7 @@ PANES: dict[str, tuple[str, type[StatePane] | None]] = {
     "timings": ("6 Timings", TimingsPane),
     "vault": ("7 Vault", VaultPane),
     "problems": ("8 Problems", ProblemsPane),
+    "tuning": ("9 Tuning", TuningPane),
 }
 PANE_ORDER = list(PANES)
 
@@ -227,7 +231,7 @@ class MainScreen(Screen):
         self.app.pin(event.id)  # type: ignore[attr-defined]
 
 
-class RecallApp(App[None]):
+class RecallApp(TuningActions, SessionTools, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -248,6 +252,17 @@ class RecallApp(App[None]):
         Binding("v", "toggle_verbosity", "Lean/full", id="app.verbosity"),
         Binding("o", "next_preset", "Next preset", show=False, id="app.next_preset"),
         Binding("ctrl+r", "rerun", "Re-run", show=False, id="app.rerun"),
+        Binding("R", "toggle_record", "Record on/off", show=False, id="app.record"),
+        Binding("B", "bug_report", "Bug report", show=False, id="app.bug_report"),
+        Binding("t", "tuning('tune-knobs')", "Tuning", show=False, id="app.tuning"),
+        Binding("D", "tuning('tune-side')", "Side by side", show=False, id="app.side_by_side"),
+        Binding("M", "tuning('tune-golden')", "Golden set", show=False, id="app.golden"),
+        Binding("S", "save_preset", "Save tuned preset", show=False, id="app.save_preset"),
+        Binding("X", "reset_knobs", "Reset knobs", show=False, id="app.reset_knobs"),
+        Binding("J", "judge", "Judge hit", show=False, id="app.judge"),
+        Binding("E", "edit_recall_when", "Edit recall_when", show=False,
+                id="app.recall_when"),
+        Binding("e", "open_editor", "Open in $EDITOR", show=False, id="app.editor"),
     ]
 
     def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
@@ -337,6 +352,8 @@ class RecallApp(App[None]):
             self.status_text += f" in {message.elapsed_ms:.0f} ms"
         self.refresh_views()
         self.launch_recall()
+        self.warm_up()
+        self.start_watching()
 
     def on_engine_failed(self, message: EngineFailed) -> None:
         self.status_text = "cannot open the vault"
@@ -419,6 +436,7 @@ class RecallApp(App[None]):
         for s in message.trace.stages:
             if not s.skipped:
                 self.timings.setdefault(s.name, []).append(s.ms)
+        self.record(message.trace)  # first, so the status line drawn by _apply counts it
         self._apply(message.trace)
 
     def on_recall_failed(self, message: RecallFailed) -> None:
@@ -528,7 +546,7 @@ class RecallApp(App[None]):
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
         if self.stale_dropped and not self.stable_timings:
             t.append(f"  stale dropped {self.stale_dropped}", style="dim")
-        main.query_one("#status", Static).update(t)
+        main.query_one("#status", Static).update(self.record_status(t))
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -630,7 +648,7 @@ class RecallApp(App[None]):
             if b.where in ("global", "main screen") and target is not None:
                 action = next(x.action for x in type(target).BINDINGS
                               if isinstance(x, Binding) and x.id == b.id)
-                out.append(PaletteCommand(f"{b.description} ({b.keys})", f"binding {b.id}",
+                out.append(PaletteCommand(f"{b.description} ({display_keys(b.keys)})", f"binding {b.id}",
                                           _runner(target, action)))
         for name in self.presets:
             out.append(PaletteCommand(f"Preset: {name}", "re-run the query with this preset",
@@ -677,3 +695,9 @@ def make_app(vault_path: str | Path, *, settings: Settings | None = None,
     return RecallApp(vault_path, settings=settings, preset=chosen, now=now, embedder=embedder,
                      query=query, stable_timings=stable_timings, presets=presets, engine=engine)
 
+
+def run_replay(traces: list[Trace], source: str | Path | None = None) -> int:
+    """Open recorded traces read-only (`recall-tui replay FILE`); see `recall_tui.tui.replay`."""
+    from recall_tui.tui.replay import run_replay as _run_replay
+
+    return _run_replay(traces, source=source)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from textual.keys import format_key
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,14 @@ class BindingInfo:
 def _owners() -> list[tuple[str, type]]:
     # Imported here: these modules import widgets that import this module's users.
     from recall_tui.tui.app import MainScreen, RecallApp
+    from recall_tui.tui.replay import ReplayApp
     from recall_tui.tui.screens import HelpScreen, PinScreen
     from recall_tui.tui.widgets.query_bar import QueryBar
     from recall_tui.tui.widgets.vault_browser import VaultTree
     from recall_tui.tui.widgets.vim import VimTable, VimTree
 
     return [("global", RecallApp), ("main screen", MainScreen), ("query bar", QueryBar),
+            ("replay", ReplayApp),
             ("lists", VimTable),
             ("trees", VimTree), ("vault tree", VaultTree), ("help", HelpScreen),
             ("pin dialog", PinScreen)]
@@ -56,6 +59,12 @@ def all_bindings(keymap: Mapping[str, str] | None = None) -> list[BindingInfo]:
             out.append(BindingInfo(where, b.id, keymap.get(b.id, b.key), b.key,
                                    b.description or b.action))
     return out
+
+
+def display_keys(keys: str) -> str:
+    """Keys as the user types them (`?`, `/`, `ctrl+p`), not Textual's names
+    (`question_mark`, `slash`); a comma-separated list stays a list."""
+    return ", ".join(format_key(k.strip()) for k in keys.split(",") if k.strip())
 
 
 def unknown_ids(keymap: Mapping[str, str]) -> list[str]:

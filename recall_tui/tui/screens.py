@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, Static
 
-from recall_tui.tui.keymap import BindingInfo
+from recall_tui.tui.keymap import BindingInfo, display_keys
 from recall_tui.tui.widgets.vim import VimTable
 
 
@@ -42,7 +42,7 @@ class HelpScreen(ModalScreen[None]):
         for label in ("where", "keys", "binding id", "does"):
             t.add_column(label)
         for b in self.bindings_info:
-            t.add_row(Text(b.where, style="dim"), Text(b.keys, style="bold cyan"),
+            t.add_row(Text(b.where, style="dim"), Text(display_keys(b.keys), style="bold cyan"),
                       Text(b.id), Text(b.description))
         t.focus()
 

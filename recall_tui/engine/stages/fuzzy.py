@@ -1,6 +1,6 @@
 """fuzzy: abmind's three FTS5 sub-queries over the index.
 
-1. porter: a stemmed FTS5 match of any query word (`"w1" OR "w2"`);
+1. porter: a stemmed FTS5 match of any query word (`"w1" OR "w2"`, `Index.fts_any`);
 2. trigram: substring/typo-tolerant trigram match on the content, diacritics stripped;
 3. original: trigram on the `original` column, only while results < limit.
 
@@ -12,11 +12,6 @@ from __future__ import annotations
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.text import fold
 from recall_tui.trace import Candidate
-
-
-def fts_match(words) -> str:
-    """An FTS5 MATCH expression: any of the words, each quoted (so no word is an operator)."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
 def run(engine, st: RecallState) -> Out:

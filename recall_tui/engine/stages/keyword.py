@@ -22,12 +22,10 @@ def run(engine, st: RecallState) -> Out:
     kidx = engine.keyword_index(st.cfg)
     res = kidx.search(st.query.terms, weights)
     ids = kidx.ids
-    docs = kidx.ranked(res).tolist()
-    totals = res.total[docs].tolist()
-    st.keyword_all.update(zip([ids[d] for d in docs], totals, strict=True))
+    top = kidx.ranked(res, cfg.limit).tolist()
+    st.keyword_all = kidx.scores_of(res)
     tw = st.query.term_words
     out = Out()
-    top = docs[: cfg.limit]
     per_doc = kidx.matched_terms(top, st.query.terms, weights)
     for rank, (d, terms) in enumerate(zip(top, per_doc, strict=True), 1):
         mid = ids[d]
@@ -39,7 +37,7 @@ def run(engine, st: RecallState) -> Out:
     out.info = [
         ("terms", " ".join(st.query.terms)),
         ("fields", " ".join(f"{f}x{w:g}" for f, w in weights.items() if w)),
-        ("matched", str(len(docs))),
+        ("matched", str(len(st.keyword_all))),
         ("limit", str(cfg.limit)),
     ]
     return out

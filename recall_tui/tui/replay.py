@@ -1,0 +1,317 @@
+"""Replay: the same UI over recorded traces, read only, with no engine and no index.
+
+`recall-tui replay FILE` hands the traces of a recording, a report's JSON twin or a single
+trace to `run_replay`. Every pane that draws a trace draws the recorded one (waterfall, hits,
+explanation, stage detail, the why-not answers the trace carries, MMR, timings from the
+recorded ms). Panes that need the vault (memory text, supersession chain, entities, the vault
+browser) read it only when the trace's vault root exists on this machine, read only and as it
+is now; otherwise they say they are not available. Nothing re-runs: editing the query or the
+settings, pinning, re-running, recording and bug reports are refused with a notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Label, Static, TabPane
+
+from recall_tui.model import Vault
+from recall_tui.settings import Settings
+from recall_tui.trace import Trace
+from recall_tui.tui.app import MainScreen, RecallApp
+from recall_tui.tui.commands import PaletteCommand
+from recall_tui.tui.keymap import all_bindings, display_keys
+from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.widgets.panes import StatePane
+from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
+from recall_tui.tui.widgets.vim import VimTable
+
+#: Panes that draw the vault rather than the trace.
+VAULT_PANES = ("memory", "supersession", "entities", "vault")
+NOT_AVAILABLE = "not available in replay (the vault is not here)"
+
+
+def _when(text: str | None) -> datetime | None:
+    """A trace's ISO time as a datetime (None when absent or unreadable)."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def request_of(trace: Trace) -> RecallRequest:
+    """The query bar's request that shows what `trace` ran with."""
+    return RecallRequest(query=trace.query, preset=trace.preset, k=trace.k, now=_when(trace.now),
+                         as_of=_when(trace.as_of), verbosity=trace.verbosity)
+
+
+def replay_vault(traces: Sequence[Trace]) -> Vault | None:
+    """The recorded vault, read (read only) when its root exists here; None otherwise."""
+    from recall_tui.vault import read_vault
+
+    root = traces[0].vault.get("root") if traces else None
+    if not root or not Path(root).is_dir():
+        return None
+    try:
+        return read_vault(root)
+    except OSError:
+        return None
+
+
+class UnavailablePane(StatePane):
+    """Stands in for a vault pane when the recorded vault is not on this machine."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="unavailable-text")
+
+    def show_state(self, state: Any) -> None:
+        name = (self.id or "").removeprefix("pane-")
+        self.query_one("#unavailable-text", Static).update(
+            Text(f"{name}: {NOT_AVAILABLE}", style="bold yellow"))
+
+
+class TraceListScreen(ModalScreen[int | None]):
+    """Every recorded trace (number, query, preset, hits, ms); enter opens one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Close", id="replay_list.close"),
+    ]
+
+    def __init__(self, traces: Sequence[Trace], current: int) -> None:
+        super().__init__()
+        self.traces = traces
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box"):
+            yield Static(Text(f"{len(self.traces)} recorded traces — enter opens one",
+                              style="bold"))
+            yield VimTable(id="trace-list", cursor_type="row")
+            yield Label("esc closes")
+
+    def on_mount(self) -> None:
+        t = self.query_one(VimTable)
+        for label in ("#", "query", "preset", "k", "hits", "ms", "now"):
+            t.add_column(label)
+        for i, tr in enumerate(self.traces):
+            t.add_row(str(i + 1), lit(one_line(tr.query, 60), single_line=True), tr.preset,
+                      str(tr.k), str(len(tr.hits)), f"{tr.total_ms:.1f}", tr.now, key=str(i))
+        t.move_cursor(row=self.current)
+        t.focus()
+
+    @on(DataTable.RowSelected, "#trace-list")
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(int(event.row_key.value or 0))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReplayScreen(MainScreen):
+    """The main screen with a REPLAY bar, read-only settings and stand-ins for vault panes."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="replay-bar")
+        yield from super().compose()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#settings-row").disabled = True  # only the query stays focusable
+
+    def pane_widget(self, name: str) -> StatePane | None:
+        app: ReplayApp = self.app  # type: ignore[assignment]
+        if name in VAULT_PANES and app.vault is None:
+            tab = self.query_one(f"#{name}", TabPane)
+            found = tab.query(UnavailablePane)
+            if found:
+                return found.first()
+            pane = UnavailablePane(id=f"pane-{name}")
+            tab.mount(pane)
+            return pane
+        return super().pane_widget(name)
+
+
+class ReplayApp(RecallApp):
+    """recall-tui over recorded traces: no engine, no index, nothing re-runs."""
+
+    CSS = "#replay-bar { dock: top; height: 1; background: $warning 30%; }"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *RecallApp.BINDINGS,
+        Binding("right_square_bracket", "step(1)", "Next trace", id="replay.next"),
+        Binding("left_square_bracket", "step(-1)", "Previous trace", id="replay.previous"),
+        Binding("L", "trace_list", "Trace list", id="replay.list"),
+    ]
+
+    def __init__(self, traces: Sequence[Trace], source: str | Path | None = None, *,
+                 settings: Settings | None = None, vault: Vault | None = None,
+                 stable_timings: bool = False) -> None:
+        if not traces:
+            raise ValueError("nothing to replay: no traces")
+        self.traces = list(traces)
+        self.source = Path(source) if source is not None else None
+        first = self.traces[0]
+        root = first.vault.get("root") or (self.source.parent if self.source else ".")
+        super().__init__(root, settings=settings, preset=first.preset, now=_when(first.now),
+                         query=first.query, stable_timings=stable_timings,
+                         presets=sorted({t.preset for t in self.traces}))
+        self.request = request_of(first)
+        self.vault = vault
+        self.index_at = 0
+        self.title = f"recall-tui REPLAY {self.source or ''}".rstrip()
+        self.timings = {}
+        for t in self.traces:
+            for s in t.stages:
+                if not s.skipped:
+                    self.timings.setdefault(s.name, []).append(s.ms)
+        self._show(0)
+
+    def get_default_screen(self) -> ReplayScreen:
+        return ReplayScreen(self.request, self.presets, self.stable_timings)
+
+    def open_vault(self) -> None:  # type: ignore[override]
+        """Nothing to open: the traces are the data (the vault, if here, was read already)."""
+        self.refresh_views()
+
+    def warm_up(self) -> None:  # type: ignore[override]
+        """No embedder in replay."""
+
+    @property
+    def recall_pending(self) -> bool:
+        return False
+
+    # --- stepping ------------------------------------------------------------------------------
+
+    def _show(self, i: int) -> None:
+        """Make trace `i` the one every pane draws."""
+        self.index_at = i
+        trace = self.traces[i]
+        self.previous = self.traces[i - 1] if i > 0 else None
+        self.trace = trace
+        self.pinned = tuple(w.id for w in trace.why)
+        self.request = request_of(trace)
+        where = "vault read as it is now" if self.vault is not None else NOT_AVAILABLE
+        self.status_text = f"REPLAY trace {i + 1} of {len(self.traces)} · {where}"
+        main = self.main()
+        if main is None:
+            return
+        field = main.query_one("#query", Input)
+        if field.value != trace.query:
+            field.value = trace.query
+        main.query_one(QueryBar).request = self.request
+        self.refresh_views()
+
+    def refresh_views(self) -> None:
+        super().refresh_views()
+        main = self.main()
+        if main is None:
+            return
+        t = Text()
+        t.append(" REPLAY ", style="bold reverse")
+        t.append_text(lit(f" {self.source or 'traces'}", "bold", single_line=True))
+        t.append(f"  trace {self.index_at + 1} of {len(self.traces)}")
+        t.append(f"  recorded now {self.trace.now if self.trace else '?'}", style="dim")
+        keys = {b.id: display_keys(b.keys) for b in all_bindings(self.settings.keymap)}
+        t.append(f"  {keys['replay.previous']} {keys['replay.next']} step · "
+                 f"{keys['replay.list']} list · read only", style="dim")
+        main.query_one("#replay-bar", Static).update(t)
+
+    def action_step(self, step: int) -> None:
+        i = self.index_at + step
+        if not 0 <= i < len(self.traces):
+            self.notify("no more traces" if step > 0 else "this is the first trace")
+            return
+        self._show(i)
+
+    def action_trace_list(self) -> None:
+        def chosen(i: int | None) -> None:
+            if i is not None:
+                self._show(i)
+
+        self.push_screen(TraceListScreen(self.traces, self.index_at), chosen)
+
+    # --- refusals ------------------------------------------------------------------------------
+
+    def _read_only(self, what: str) -> None:
+        self.notify(f"replay is read only: {what}", severity="warning", markup=False)
+
+    def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
+        trace = self.traces[self.index_at]
+        if request.query == trace.query:
+            return
+        self._read_only("the query is the recorded one (step with [ and ])")
+        main = self.main()
+        if main is not None:
+            main.query_one("#query", Input).value = trace.query
+
+    def launch_recall(self) -> None:
+        """Nothing re-runs in replay."""
+
+    def pin(self, memory_id: str) -> None:
+        self._read_only("pins are the ones the recording asked about")
+
+    def unpin(self, memory_id: str) -> None:
+        self._read_only("pins are the ones the recording asked about")
+
+    def action_unpin_all(self) -> None:
+        self._read_only("pins are the ones the recording asked about")
+
+    def action_rerun(self) -> None:
+        self._read_only("nothing re-runs (there is no engine)")
+
+    def action_toggle_record(self) -> None:
+        self._read_only("record in the live app")
+
+    def action_bug_report(self) -> None:
+        self._read_only("make bug reports in the live app")
+
+    def action_toggle_verbosity(self) -> None:
+        self._read_only("the verbosity is the recorded one")
+
+    def set_preset(self, name: str) -> None:
+        self._read_only("the preset is the recorded one")
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        out = [c for c in super().palette_commands() if not c.help.startswith("ask every")]
+        for b in all_bindings(self.settings.keymap):
+            if b.where == "replay":
+                action = next(x.action for x in ReplayApp.BINDINGS
+                              if isinstance(x, Binding) and x.id == b.id)
+                out.append(PaletteCommand(f"{b.description} ({display_keys(b.keys)})",
+                                          f"binding {b.id}",
+                                          lambda a=action: self.run_action(a)))
+        for i, t in enumerate(self.traces):
+            out.append(PaletteCommand(f"Trace {i + 1}: {one_line(t.query, 60)}",
+                                      f"{len(t.hits)} hits · {t.total_ms:.1f} ms",
+                                      lambda n=i: self._show(n), discover=False))
+        return out
+
+
+def make_replay_app(traces: Sequence[Trace], source: str | Path | None = None, *,
+                    settings: Settings | None = None, stable_timings: bool = False) -> ReplayApp:
+    """The replay app over `traces`, with the recorded vault when it is on this machine."""
+    return ReplayApp(traces, source, settings=settings, vault=replay_vault(traces),
+                     stable_timings=stable_timings)
+
+
+def run_replay(traces: Sequence[Trace], source: str | Path | None = None) -> int:
+    """Open the replay UI (blocking) and return the exit status."""
+    from recall_tui.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"recall-tui replay: {exc}")
+        return 2
+    make_replay_app(traces, source, settings=settings).run()
+    return 0

@@ -1,0 +1,270 @@
+"""Modal screens that write into the vault: save a tuned preset, judge a hit for the golden
+set, edit a memory's `recall_when` phrases (with a preview before saving).
+
+Every write goes through the headless modules (`presets_io.save_preset`, `golden.mark_relevant`,
+`preview.apply_recall_when`): atomic, and refused with `EditConflict` when the file changed
+since it was read; the screens then show both versions side by side and write nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+from textual.worker import get_current_worker
+
+from recall_tui.edit import EditConflict, EditError, content_hash, read_phrases
+
+
+@dataclass(frozen=True)
+class PresetChoice:
+    """What the save-preset dialog returns."""
+
+    name: str
+    """The preset name (a file stem)."""
+    where: str
+    """`vault` (VAULT/.recall/presets) or `user` (the user's config folder)."""
+    overwrite: bool
+    """Replace an existing preset of that name."""
+
+
+class SavePresetScreen(ModalScreen[PresetChoice | None]):
+    """Asks for a preset name and where to save it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="save_preset.cancel"),
+    ]
+
+    def __init__(self, changed: list[str]) -> None:
+        super().__init__()
+        self.changed = changed
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="save-preset-box", classes="edit-box"):
+            yield Label(f"Save the tuned configuration as a preset ({len(self.changed)} knob(s) "
+                        "changed)")
+            yield Static(Text(", ".join(self.changed) or "no knob changed", style="dim"))
+            yield Input(placeholder="preset name", id="preset-name")
+            yield Select([("in the vault (.recall/presets)", "vault"),
+                          ("for every vault (user config folder)", "user")],
+                         value="vault", allow_blank=False, id="preset-where")
+            yield Checkbox("overwrite an existing preset", id="preset-overwrite")
+            yield Label("", id="preset-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#preset-name").focus()
+
+    @on(Input.Submitted, "#preset-name")
+    def _submit(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        if not name:
+            self.show_error("give the preset a name")
+            return
+        self.dismiss(PresetChoice(name, str(self.query_one("#preset-where", Select).value),
+                                  self.query_one("#preset-overwrite", Checkbox).value))
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#preset-error", Label).update(Text(text, style="bold red"))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+#: What the grade dialog returns: a grade 0..3, or None to remove the judgement.
+REMOVE = "remove"
+
+
+class GradeScreen(ModalScreen[int | str | None]):
+    """Judge a hit for the current query: 1-3 relevant, 0 not relevant, x removes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(str(g), f"grade({g})", f"Grade {g}", id=f"judge.grade{g}") for g in range(4)),
+        Binding("x", f"grade('{REMOVE}')", "Remove the judgement", id="judge.remove"),
+        Binding("escape", "cancel", "Cancel", id="judge.cancel"),
+    ]
+
+    def __init__(self, memory_id: str, query: str, grade: int | None) -> None:
+        super().__init__()
+        self.memory_id = memory_id
+        self.query_text = query
+        self.grade = grade
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="grade-box", classes="edit-box"):
+            yield Static(Text.assemble(("Judge ", "bold"), (self.memory_id, "bold cyan"),
+                                       (" for the query ", "bold"), (repr(self.query_text), "")))
+            now = "unjudged" if self.grade is None else f"grade {self.grade}"
+            yield Label(f"now: {now}")
+            yield Label("3 must come back · 2 relevant · 1 somewhat · 0 not relevant · "
+                        "x remove the judgement · esc cancel")
+
+    def action_grade(self, grade: int | str) -> None:
+        self.dismiss(grade)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def conflict_view(exc: EditConflict) -> Horizontal:
+    """The file as it is on disk now next to the edit the user asked for (nothing written)."""
+    return Horizontal(
+        VerticalScroll(Static(Text("on disk now", style="bold red")),
+                       Static(Text(exc.disk_text)), classes="conflict-side"),
+        VerticalScroll(Static(Text("your edit (not written)", style="bold yellow")),
+                       Static(Text(exc.intended_text if exc.intended_text is not None
+                                   else "(this edit cannot be applied to the disk version)")),
+                       classes="conflict-side"),
+        id="conflict", classes="conflict")
+
+
+class ConflictScreen(ModalScreen[None]):
+    """Shows an EditConflict: both versions side by side; esc closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "Close", id="conflict.close"),
+    ]
+
+    def __init__(self, exc: EditConflict) -> None:
+        super().__init__()
+        self.exc = exc
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="conflict-box", classes="edit-box wide"):
+            yield Label(Text(str(self.exc), style="bold red"))
+            yield conflict_view(self.exc)
+            yield Label("nothing was written; esc closes")
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)
+
+
+class RecallWhenScreen(ModalScreen[Any]):
+    """Edit one memory's `recall_when` phrases: preview the rank and golden figures on a
+    scratch index, then save only that key. Dismisses with the `AppliedEdit` after a save."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="recall_when.cancel"),
+        Binding("ctrl+t", "preview", "Preview", id="recall_when.preview"),
+        Binding("ctrl+s", "save", "Save", id="recall_when.save"),
+    ]
+
+    def __init__(self, engine: Any, memory_id: str, query: str, *, config: Any, now: Any,
+                 k: int, golden: list[Any] | None, golden_baseline: Any) -> None:
+        super().__init__()
+        self.engine = engine
+        self.memory_id = memory_id
+        self.query_text = query
+        self.config = config
+        self.now = now
+        self.k = k
+        self.golden = golden
+        self.golden_baseline = golden_baseline
+        memory = engine.vault.get(memory_id)
+        self.path = Path(engine.vault.root) / memory.path
+        raw = self.path.read_bytes()
+        self.expected_hash = content_hash(raw)
+        """sha256 of the file when the editor opened: Save refuses if it changed since."""
+        self.phrases = read_phrases(raw.decode("utf-8"))
+        self.preview: Any = None
+        self.busy = False
+        """A preview is running (tests wait for False)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="recall-when-box", classes="edit-box wide"):
+            yield Static(Text.assemble(("recall_when of ", "bold"), (self.memory_id, "bold cyan"),
+                                       ("  one phrase a line", "dim")))
+            yield TextArea("\n".join(self.phrases), id="rw-text")
+            with Horizontal(id="rw-buttons"):
+                yield Button("Preview (ctrl+t)", id="rw-preview")
+                yield Button("Save (ctrl+s)", id="rw-save", variant="primary")
+                yield Button("Cancel", id="rw-cancel")
+            yield Static(id="rw-result")
+
+    def on_mount(self) -> None:
+        self.query_one("#rw-text").focus()
+
+    def new_phrases(self) -> list[str]:
+        """The phrases as typed, blank lines dropped."""
+        text = self.query_one("#rw-text", TextArea).text
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+    @on(Button.Pressed, "#rw-preview")
+    def action_preview(self) -> None:
+        self.busy = True
+        self.query_one("#rw-result", Static).update(Text("previewing on a scratch index…",
+                                                         style="dim"))
+        self._preview(self.new_phrases())
+
+    @work(thread=True, exclusive=True, group="recall-when-preview")
+    def _preview(self, phrases: list[str]) -> None:
+        from recall_tui.preview import preview_recall_when
+
+        worker = get_current_worker()
+        try:
+            result = preview_recall_when(self.engine, self.memory_id, phrases, self.query_text,
+                                         golden=self.golden, config=self.config, now=self.now,
+                                         k=self.k, golden_baseline=self.golden_baseline)
+        except (EditError, KeyError, ValueError) as exc:
+            self.app.call_from_thread(self._show_error, str(exc))
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_preview, result)
+
+    def _show_error(self, text: str) -> None:
+        self.busy = False
+        self.query_one("#rw-result", Static).update(Text(text, style="bold red"))
+
+    def _show_preview(self, p: Any) -> None:
+        self.busy = False
+        self.preview = p
+        t = Text()
+        t.append(f"query {self.query_text!r} (top {p.k}): ", style="bold")
+        t.append(f"rank before {_rank(p.before.rank)} → after {_rank(p.after.rank)}\n")
+        if p.golden_before is not None and p.golden_after is not None:
+            for name in ("recall", "mrr", "ndcg"):
+                b, a = p.golden_before.means.get(name), p.golden_after.means.get(name)
+                t.append(f"{name} {_fig(b)} → {_fig(a)}  ")
+            if p.golden_change is not None:
+                t.append(f"\nbetter {p.golden_change.better}  worse {p.golden_change.worse}  "
+                         f"same {p.golden_change.same}")
+        else:
+            t.append("no golden.jsonl: no golden figures", style="dim")
+        self.query_one("#rw-result", Static).update(t)
+
+    @on(Button.Pressed, "#rw-save")
+    def action_save(self) -> None:
+        from recall_tui.preview import apply_recall_when
+
+        try:
+            applied = apply_recall_when(self.engine, self.memory_id, self.new_phrases(),
+                                        expected_hash=self.expected_hash)
+        except EditConflict as exc:
+            for old in self.query("#conflict"):
+                old.remove()
+            self.query_one("#rw-result", Static).update(Text(str(exc), style="bold red"))
+            self.query_one("#recall-when-box").mount(conflict_view(exc))
+            return
+        except (EditError, ValueError) as exc:
+            self._show_error(str(exc))
+            return
+        self.dismiss(applied)
+
+    @on(Button.Pressed, "#rw-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def _rank(rank: int | None) -> str:
+    return "—" if rank is None else str(rank)
+
+
+def _fig(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3f}"

@@ -1,0 +1,145 @@
+"""Session tools of the live app: recording recalls, the bug-report action, the warm start.
+
+Kept out of `app.py` as a mixin so the app's recall loop stays readable: the app calls
+`record(trace)` for every recall it applies, `record_status(text)` when it draws the status
+line, and `warm_up()` once the engine is open. The headless parts (`Recorder`,
+`build_report`, `write_report`) do the work; this module only wires them to keys and threads.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+
+from recall_tui.recording import Recorder
+from recall_tui.trace import Trace
+from recall_tui.tui.safe import one_line
+
+#: Warm repeats the bug-report action measures: enough for a median, quick enough to wait for.
+REPORT_REPEAT = 10
+
+
+class SessionTools:
+    """Record toggle, bug report and warm start for `RecallApp` (mixed in before `App`)."""
+
+    recorder: Recorder | None = None
+    """The open (or last) recording; None until the first toggle."""
+    last_report: tuple[Path, Path] | None = None
+    """The Markdown and JSON paths of the last bug report written."""
+    warm_ms: float | None = None
+    """How long warming the embedder took (None until it finished)."""
+
+    # --- recording ---------------------------------------------------------------------------
+
+    def action_toggle_record(self) -> None:
+        """Start a new recording under `.recall/recordings/`, or stop the running one."""
+        app: Any = self
+        if self.recorder is not None and self.recorder.active:
+            path = self.recorder.stop()
+            app.notify(f"recording stopped: {self.recorder.count} trace(s) in {path}",
+                       title="recording", markup=False, timeout=8)
+        else:
+            self.recorder = Recorder(app.vault_path)
+            try:
+                path = self.recorder.start()
+            except OSError as exc:
+                self.recorder = None
+                app.notify(f"cannot start a recording in {app.vault_path}: {exc}",
+                           severity="error", markup=False)
+                return
+            app.notify(f"recording every recall to {path}", title="recording", markup=False)
+        app._set_status()
+
+    def record(self, trace: Trace) -> None:
+        """Append an applied (completed, non-stale) recall to the recording, if one is on."""
+        if self.recorder is None or not self.recorder.active:
+            return
+        try:
+            self.recorder.append(trace)
+        except OSError as exc:
+            self.recorder.stop()
+            self.notify(f"recording stopped: cannot write {self.recorder.path}: {exc}",  # type: ignore[attr-defined]
+                        severity="error", markup=False)
+
+    def record_status(self, status: Text) -> Text:
+        """`status` led by `● REC n traces path` while recording (first, so a narrow terminal
+        never cuts it off)."""
+        rec = self.recorder
+        if rec is None or not rec.active or rec.path is None:
+            return status
+        root = Path(self.vault_path)  # type: ignore[attr-defined]
+        try:
+            shown = str(rec.path.relative_to(root))
+        except ValueError:
+            shown = str(rec.path)
+        t = Text()
+        t.append(f"● REC {rec.count} trace{'s' if rec.count != 1 else ''} ", style="bold red")
+        t.append(one_line(shown, 60), style="red")
+        t.append("  ")
+        t.append_text(status)
+        return t
+
+    # --- bug report --------------------------------------------------------------------------
+
+    def action_bug_report(self) -> None:
+        """Build a bug report for the current query (in a thread: it re-runs the query)."""
+        app: Any = self
+        query = app.request.query
+        if app.engine is None:
+            app.notify("the vault is not open yet")
+            return
+        if not query.strip():
+            app.notify("type a query first: the report is about one query")
+            return
+        app.notify(f"building a bug report for {one_line(query, 60)!s} "
+                   f"({REPORT_REPEAT} warm runs)…", markup=False)
+        self.build_bug_report(query)
+
+    @work(thread=True, exclusive=True, group="report")
+    def build_bug_report(self, query: str) -> None:
+        """Run `build_report`, write the Markdown and JSON twins, copy the Markdown."""
+        from recall_tui.report import REPORTS_DIR, build_report, render_markdown, write_report
+
+        app: Any = self
+        try:
+            engine = app._engine_for(app.request.preset)
+            report = build_report(engine, query, REPORT_REPEAT, app.request.now)
+            md, js = write_report(report, Path(app.vault_path) / REPORTS_DIR)
+            text = render_markdown(report)
+        except Exception as exc:  # shown to the user, with the cause
+            app.call_from_thread(app.notify, f"bug report failed: {type(exc).__name__}: {exc}",
+                                 severity="error", markup=False)
+            return
+        app.call_from_thread(self._report_written, md, js, text)
+
+    def _report_written(self, md: Path, js: Path, markdown: str) -> None:
+        app: Any = self
+        app.last_report = (md, js)
+        app.copy_to_clipboard(markdown)
+        app.notify(f"{md}\n{js}\nThe Markdown is on the clipboard.", title="bug report written",
+                   markup=False, timeout=12)
+
+    # --- warm start --------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="warm")
+    def warm_up(self) -> None:
+        """Load the embedder's model now so the first keystroke does not pay for it.
+
+        The local embedder creates its ONNX session on the first `embed` (0.6-1 s); doing it
+        here, in a thread, while the user reads the first screen, moves that cost off the
+        first recall. Failures are left for the recall to report (it says why the vector
+        channel did not run).
+        """
+        index = getattr(getattr(self, "engine", None), "index", None)
+        if index is None:
+            return
+        t0 = time.perf_counter()
+        try:
+            index.embed_query("warm up")
+        except Exception:  # the first recall reports an unusable embedder with its reason
+            return
+        self.warm_ms = (time.perf_counter() - t0) * 1000

@@ -1,0 +1,264 @@
+"""The app's tuning and editing actions, kept out of app.py: show the tuning pane, save or
+reset the tuned configuration, judge a hit, edit `recall_when`, open a memory in `$EDITOR`,
+and watch the vault for changes made outside the tool.
+
+`RecallApp` mixes `TuningActions` in; the bindings that call these actions are declared on
+`RecallApp` (so the help screen, the palette and the keymap see them).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from recall_tui.tui.screens_edit import (
+    REMOVE,
+    ConflictScreen,
+    GradeScreen,
+    PresetChoice,
+    RecallWhenScreen,
+    SavePresetScreen,
+)
+from recall_tui.tui.widgets.tuning import GOLDEN_K, TuningPane
+
+
+class TuningActions:
+    """Actions of the tuning pane and the editors, mixed into `RecallApp`."""
+
+    watch_vault: bool | None = None
+    """Watch the vault for outside changes: None = only when the app opened the vault itself
+    (the command line), not when it was handed an engine (tests, snapshots) or replays."""
+    watcher: Any = None
+    """The running `VaultWatcher`, if any."""
+
+    # --- the pane --------------------------------------------------------------------------------
+
+    def tuning_pane(self) -> TuningPane | None:
+        """The tuning pane, built on first use (None before the main screen exists)."""
+        main = self.main()  # type: ignore[attr-defined]
+        return main.pane_widget("tuning") if main is not None else None
+
+    def action_tuning(self, tab: str = "tune-knobs") -> None:
+        """Show the tuning pane on one of its tabs (knobs, side by side, golden)."""
+        main = self.main()  # type: ignore[attr-defined]
+        if main is None:
+            return
+        main.action_show_pane("tuning")
+        pane = self.tuning_pane()
+        if pane is None:
+            return
+
+        def switch() -> None:
+            from textual.widgets import TabbedContent
+
+            pane.query_one("#tuning-tabs", TabbedContent).active = tab
+
+        if pane.is_mounted and pane.query("#tuning-tabs"):
+            switch()
+        else:
+            pane.call_after_refresh(switch)
+
+    def action_reset_knobs(self) -> None:
+        pane = self.tuning_pane()
+        if pane is not None and pane.base is not None:
+            pane.reset()
+            self.notify(f"knobs reset to preset {pane.base_name}", markup=False)  # type: ignore[attr-defined]
+
+    def action_save_preset(self) -> None:
+        """Ask for a name and save the tuned configuration as a preset."""
+        from recall_tui.presets_io import changed_knobs
+
+        pane = self.tuning_pane()
+        if pane is None or pane.config is None or pane.base is None:
+            self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
+            return
+        changed = [c.path for c in changed_knobs(pane.base, pane.config)]
+        self.push_screen(SavePresetScreen(changed),  # type: ignore[attr-defined]
+                         lambda choice: self._save_preset(pane, choice))
+
+    def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
+        from recall_tui.presets_io import save_preset
+
+        if choice is None or pane.config is None:
+            return
+        try:
+            path = save_preset(pane.config, choice.name, where=choice.where,
+                               vault_root=self.vault_path, base=pane.base,  # type: ignore[attr-defined]
+                               base_name=pane.base_name, overwrite=choice.overwrite)
+        except (ValueError, FileExistsError, OSError) as exc:
+            self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
+            return
+        presets: list[str] = self.presets  # type: ignore[attr-defined]
+        if choice.name not in presets:
+            presets.append(choice.name)
+        self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
+        self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
+                    "choose it with o or the palette", markup=False)
+
+    # --- judging a hit ---------------------------------------------------------------------------
+
+    def _selected_hit(self) -> str | None:
+        pane = self.tuning_pane()
+        main = self.main()  # type: ignore[attr-defined]
+        if pane is not None and main is not None and main.active_pane() == "tuning":
+            hit = pane.selected_hit()
+            if hit is not None:
+                return hit
+        return self.current_id  # type: ignore[attr-defined]
+
+    def action_judge(self) -> None:
+        """Grade the selected hit for the current query in golden.jsonl."""
+        from recall_tui.golden import file_hash
+        from recall_tui.metrics import read_golden
+
+        mid, query = self._selected_hit(), self.request.query.strip()  # type: ignore[attr-defined]
+        if not mid or not query or self.engine is None:  # type: ignore[attr-defined]
+            self.notify("judge a hit: type a query and highlight one of its hits")  # type: ignore[attr-defined]
+            return
+        path = Path(self.engine.vault.root) / "golden.jsonl"  # type: ignore[attr-defined]
+        expected = file_hash(path)
+        grade = None
+        if expected is not None:
+            try:
+                for q in read_golden(path):
+                    if q.query == query:
+                        grade = q.relevant.get(mid)
+                        break
+            except ValueError as exc:
+                self.notify(str(exc), title="golden.jsonl", severity="error", markup=False)  # type: ignore[attr-defined]
+                return
+        self.push_screen(GradeScreen(mid, query, grade),  # type: ignore[attr-defined]
+                         lambda g: self._judge(path, query, mid, g, expected))
+
+    def _judge(self, path: Path, query: str, mid: str, grade: int | str | None,
+               expected: str | None) -> None:
+        from recall_tui.edit import EditConflict
+        from recall_tui.golden import mark_relevant
+
+        if grade is None:
+            return
+        value = None if grade == REMOVE else int(grade)
+        try:
+            mark_relevant(path, query, mid, value, expected_hash=expected)
+        except EditConflict as exc:
+            self.push_screen(ConflictScreen(exc))  # type: ignore[attr-defined]
+            return
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="not judged", severity="error", markup=False)  # type: ignore[attr-defined]
+            return
+        what = "removed the judgement of" if value is None else f"graded {value}:"
+        self.notify(f"golden.jsonl: {what} {mid} for {query!r}", markup=False)  # type: ignore[attr-defined]
+        pane = self.tuning_pane()
+        if pane is not None and pane.is_mounted:
+            pane.schedule_golden(force=True)
+
+    # --- recall_when -----------------------------------------------------------------------------
+
+    def action_edit_recall_when(self) -> None:
+        """Edit the selected hit's recall_when phrases, with a preview before saving."""
+        mid = self._selected_hit()
+        if not mid or self.engine is None or self.engine.vault.get(mid) is None:  # type: ignore[attr-defined]
+            self.notify("edit recall_when: highlight a hit first")  # type: ignore[attr-defined]
+            return
+        pane = self.tuning_pane()
+        config = pane.config if pane is not None and pane.config is not None else None
+        golden, baseline = None, None
+        if pane is not None:
+            golden = list(pane.golden_queries) or None
+            cur = pane.golden_current
+            if cur is not None and config is not None and cur.config_hash == config.hash():
+                baseline = cur
+        try:
+            screen = RecallWhenScreen(self.engine, mid, self.request.query,  # type: ignore[attr-defined]
+                                      config=config, now=self.request.now, k=GOLDEN_K,  # type: ignore[attr-defined]
+                                      golden=golden, golden_baseline=baseline)
+        except OSError as exc:
+            self.notify(str(exc), severity="error", markup=False)  # type: ignore[attr-defined]
+            return
+        self.push_screen(screen, self._recall_when_saved)  # type: ignore[attr-defined]
+
+    def _recall_when_saved(self, applied: Any) -> None:
+        if applied is None:
+            return
+        phrases = ", ".join(applied.edit.new_phrases) if hasattr(applied.edit, "new_phrases") \
+            else ""
+        self.notify(f"recall_when saved {phrases}".strip(), markup=False)  # type: ignore[attr-defined]
+        self.vault_changed(applied.refresh, quiet=True)
+
+    # --- $EDITOR ---------------------------------------------------------------------------------
+
+    def action_open_editor(self) -> None:
+        """Open the selected memory in $VISUAL / $EDITOR, then pick up what changed."""
+        from textual.app import SuspendNotSupported
+
+        from recall_tui.watch import refresh
+
+        mid = self._selected_hit()
+        memory = self.vault.get(mid) if (self.vault and mid) else None  # type: ignore[attr-defined]
+        if memory is None:
+            self.notify("open in $EDITOR: highlight a hit or a memory first")  # type: ignore[attr-defined]
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("$EDITOR is not set: set it (e.g. EDITOR=vim) to edit memories from here",  # type: ignore[attr-defined]
+                        severity="warning", markup=False)
+            return
+        path = Path(self.vault.root) / memory.path  # type: ignore[attr-defined]
+        try:
+            with self.suspend():  # type: ignore[attr-defined]
+                subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except SuspendNotSupported:
+            self.notify("cannot hand the terminal to $EDITOR here", severity="warning")  # type: ignore[attr-defined]
+            return
+        except OSError as exc:
+            self.notify(f"$EDITOR {editor!r}: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
+            return
+        self.vault_changed(refresh(self.engine))  # type: ignore[attr-defined]
+
+    # --- watching --------------------------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        """Start the vault watcher when this app should watch (see `watch_vault`)."""
+        from recall_tui.watch import VaultWatcher
+
+        want = self.watch_vault
+        if want is None:
+            want = self._given_engine is None and not getattr(self, "replaying", False)  # type: ignore[attr-defined]
+        if not want or self.watcher is not None or self.engine is None:  # type: ignore[attr-defined]
+            return
+
+        def on_change(summary: Any) -> None:
+            self.call_from_thread(self.vault_changed, summary)  # type: ignore[attr-defined]
+
+        self.watcher = VaultWatcher(self.engine, on_change).start()  # type: ignore[attr-defined]
+
+    def stop_watching(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+
+    def vault_changed(self, summary: Any, *, quiet: bool = False) -> None:
+        """After a refresh of the engine: share the new vault with every preset's engine, say
+        what changed, re-run the query and re-score the golden set."""
+        engine = self.engine  # type: ignore[attr-defined]
+        if summary.error:
+            self.notify(summary.describe(), severity="warning", markup=False)  # type: ignore[attr-defined]
+            return
+        for other in self._engines.values():  # type: ignore[attr-defined]
+            if other is not engine:
+                other.set_vault(engine.vault, engine.index)
+        self.vault = engine.vault  # type: ignore[attr-defined]
+        if not quiet or not summary.empty:
+            self.notify(summary.describe(), markup=False, timeout=4)  # type: ignore[attr-defined]
+        self.launch_recall()  # type: ignore[attr-defined]
+        pane = self.tuning_pane()
+        if pane is not None and pane.is_mounted:
+            pane.rerun(force=True)
+            pane.schedule_golden(force=True)
+
+    def on_unmount(self) -> None:
+        """Textual calls every class's handler along the MRO: stop the watch thread on exit."""
+        self.stop_watching()

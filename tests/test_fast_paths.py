@@ -1,0 +1,178 @@
+"""The fast paths of the index and the keyword stage give exactly what the slow, reference
+paths give: the in-memory bm25 against FTS5's own `bm25()` (porter and trigram tables, both
+trigram columns, before and after an incremental update), the numpy kNN against sqlite-vec's
+kNN over the same stored vectors, and the keyword stage's partial ranking against a full sort.
+Run on a copy of the sample vault with its real index (local embedder vectors)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from recall_tui.config import load_preset
+from recall_tui.embed import LocalEmbedder
+from recall_tui.engine import Engine
+from recall_tui.engine.stages.keyword import field_weights
+from recall_tui.engine.stages.parse import parse_query
+from recall_tui.index import Index, match_any
+from recall_tui.vault import read_vault
+from tests.conftest import PINNED_NOW
+
+
+def _queries(root) -> list[str]:
+    """The golden queries, each also with a typo, and some title words: real user text."""
+    qs = [json.loads(line)["query"] for line in (root / "golden.jsonl").read_text().splitlines()
+          if line.strip()]
+    rng = random.Random(7)
+    typos = []
+    for q in qs:
+        if len(q) > 4:
+            i = rng.randrange(1, len(q) - 1)
+            typos.append(q[:i] + q[i + 1] + q[i] + q[i + 2:])
+    return qs + typos + ["the and of", "running runs run", "café zürich", "x", "postgress upgrde"]
+
+
+@pytest.fixture(scope="module")
+def opened(session_vault_copy):
+    vault = read_vault(session_vault_copy)
+    idx = Index.open(vault, LocalEmbedder())
+    yield session_vault_copy, vault, idx
+    idx.close()
+
+
+def _fts_pairs(idx: Index, queries: list[str], limit: int):
+    cfg = load_preset("default")
+    for q in queries:
+        words = list(parse_query(q, cfg).words)
+        if not words:
+            continue
+        fast = idx.fts_any(words, limit)
+        ref = idx.fts(match_any(words), limit)
+        yield q, fast, ref
+
+
+@pytest.mark.parametrize("limit", [1, 10, 50, 1000])
+def test_porter_bm25_in_memory_equals_fts5(opened, limit):
+    root, _, idx = opened
+    n = 0
+    for q, fast, ref in _fts_pairs(idx, _queries(root), limit):
+        assert fast == ref, q  # same ids, same order, the same doubles
+        n += bool(ref)
+    assert n > 30  # most queries matched something: the comparison was not vacuous
+
+
+@pytest.mark.parametrize("column", ["content", "original"])
+@pytest.mark.parametrize("limit", [10, 1000])
+def test_trigram_bm25_in_memory_equals_fts5(opened, column, limit):
+    root, _, idx = opened
+    matched = 0
+    for q in _queries(root):
+        fast = idx.fts_trigram(q, limit, column=column)
+        assert fast == idx.fts_trigram_sql(q, limit, column=column), q
+        matched += bool(fast)
+    assert matched > 10
+
+
+def test_a_phrase_of_two_tokens_falls_back_to_fts5(opened):
+    _, _, idx = opened
+    # "e-mail" is two porter tokens ("e" "mail" as a phrase): the in-memory path cannot
+    # score a phrase, so the SQL path answers, with its own result.
+    assert idx.fts_any(["e-mail", "billing"], 20) == idx.fts('"e-mail" OR "billing"', 20)
+
+
+def test_in_memory_bm25_follows_an_incremental_update(vault_copy):
+    vault = read_vault(vault_copy)
+    idx = Index.open(vault, LocalEmbedder())
+    try:
+        before = idx.fts_trigram("postgres upgrade", 50)
+        assert before == idx.fts_trigram_sql("postgres upgrade", 50)
+        # Edit one memory and delete another: rows are deleted and re-inserted (tombstones
+        # in the contentless FTS5 tables), and the totals and lengths change.
+        paths = sorted(vault_copy / m.path for m in vault.memories.values())
+        edited = paths[3]
+        text = edited.read_text(encoding="utf-8")
+        end = text.index("\n---\n", 4) + 5  # just after the frontmatter
+        edited.write_text(text[:end] + "Postgres upgrade notes.\n" + text[end:],
+                          encoding="utf-8")
+        paths[5].unlink()
+        vault2 = read_vault(vault_copy)
+        rep = idx.update_files(vault2)
+        assert rep.updated >= 1 and rep.removed >= 1
+        for q in _queries(vault_copy)[:60] + ["postgres upgrade"]:
+            assert idx.fts_trigram(q, 50) == idx.fts_trigram_sql(q, 50), q
+            words = list(parse_query(q, load_preset("default")).words)
+            if words:
+                assert idx.fts_any(words, 50) == idx.fts(match_any(words), 50), q
+        assert idx.fts_trigram("postgres upgrade", 50) != before  # the update was seen
+    finally:
+        idx.close()
+
+
+@pytest.mark.parametrize("k", [1, 10, 40, 100000])
+def test_numpy_knn_equals_sqlite_vec(opened, k):
+    _, _, idx = opened
+    ids, mat = idx.vectors()
+    assert len(ids) > 100
+    rng = np.random.default_rng(0)
+    queries = [mat[i] for i in range(0, len(ids), 7)]  # each memory's own vector: exact ties at 1
+    for _ in range(20):
+        v = rng.standard_normal(mat.shape[1]).astype(np.float32)
+        queries.append(v / np.linalg.norm(v))
+    for i in range(10):  # between two memories: near-ties among the top
+        v = mat[i] + mat[i + 1]
+        queries.append((v / np.linalg.norm(v)).astype(np.float32))
+    for q in queries:
+        assert idx.vector_search(q, k) == idx.vector_search_sqlite(q, k)
+
+
+def test_numpy_knn_rejects_a_foreign_dimension(opened):
+    _, _, idx = opened
+    with pytest.raises(ValueError, match="dimension"):
+        idx.vector_search(np.ones(7, dtype=np.float32), 5)
+
+
+def test_keyword_partial_ranking_equals_the_full_sort(opened):
+    root, vault, idx = opened
+    cfg = load_preset("default")
+    engine = Engine(vault, idx, cfg)
+    kidx = engine.keyword_index(cfg)
+    weights = field_weights(cfg)
+    for q in _queries(root):
+        terms = parse_query(q, cfg).terms
+        if not terms:
+            continue
+        res = kidx.search(terms, weights)
+        full = kidx.ranked(res).tolist()
+        for limit in (0, 1, 5, 50, len(full) + 3):
+            assert kidx.ranked(res, limit).tolist() == full[:limit], (q, limit)
+        scores = kidx.scores_of(res)
+        assert len(scores) == len(full)
+        assert dict(scores) == {kidx.ids[d]: float(res.total[d]) for d in full}
+
+
+def test_recall_scores_do_not_depend_on_the_fast_paths(opened, monkeypatch):
+    """Whole recalls with the fast paths and with the reference paths forced: same traces."""
+    root, vault, idx = opened
+    cfg = load_preset("default")
+    queries = _queries(root)[:40]
+
+    def run() -> list:
+        engine = Engine(vault, idx, cfg)
+        out = []
+        for q in queries:
+            t = engine.recall(q, now=PINNED_NOW)
+            out.append([(h.id, h.score) for h in t.hits])
+            out.append([(s.name, [(c.id, c.score, c.rank) for c in s.candidates])
+                        for s in t.stages])
+        return out
+
+    fast = run()
+    monkeypatch.setattr(Index, "vector_search", Index.vector_search_sqlite)
+    monkeypatch.setattr(Index, "fts_trigram", Index.fts_trigram_sql)
+    monkeypatch.setattr(Index, "fts_any",
+                        lambda self, words, limit, weights=None:
+                        self.fts(match_any(words), limit, weights))
+    assert run() == fast

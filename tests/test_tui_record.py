@@ -1,0 +1,125 @@
+"""The live app's session tools, driven with `run_test` on a private copy of the sample vault
+with the real engine and `now` pinned: the record toggle (one trace line per applied recall,
+read back equal to what the UI showed), the bug-report action (Markdown + JSON written, the
+Markdown on the clipboard), the embedder warm start, and key names shown as typed."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from recall_tui.engine import open_engine
+from recall_tui.recording import RECORDINGS_DIR, load_traces, read_recording
+from recall_tui.tui.app import make_app
+from recall_tui.tui.screens import HelpScreen
+from recall_tui.tui.widgets.vim import VimTable
+from tests.conftest import PINNED_NOW
+from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
+
+
+def status_text(app) -> str:
+    """The status line's text (toasts can cover its right end on the screen)."""
+    return str(app.main().query_one("#status").content)
+
+
+@pytest.fixture()
+def engine(vault_copy):
+    return open_engine(vault_copy, preset="default", embedder="local")
+
+
+async def wait_until(pilot, cond, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(engine, vault_copy):
+    app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("R")  # the binding, as a user presses it
+        assert app.recorder is not None and app.recorder.active
+        assert status_text(app).startswith("● REC 0 traces")
+        assert "● REC 0 traces" in screen_text(app)
+        shown = []
+        for q in ("postgres upgrade", " plan", "x"):
+            await add_to_query(pilot, app, q)
+            shown.append(app.trace)
+        assert status_text(app).startswith("● REC 3 traces")
+        path = app.recorder.path
+        assert path.parent == vault_copy / RECORDINGS_DIR and path.suffix == ".jsonl"
+        assert str(path.relative_to(vault_copy)) in status_text(app)
+        app.main().query_one("#results").focus()
+        await pilot.press("R")
+        assert not app.recorder.active and "● REC" not in status_text(app)
+        await add_to_query(pilot, app, "y")  # after the stop: not recorded
+    lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip()]
+    assert len(lines) == 3
+    back = read_recording(path)
+    # equal as recorded: the JSON keeps floats to 6 decimals, so compare the serialized form
+    assert [t.to_json() for t in back] == [t.to_json() for t in shown]
+    assert [[h.id for h in t.hits] for t in back] == [[h.id for h in t.hits] for t in shown]
+    assert [t.query for t in back] == ["postgres upgrade", "postgres upgrade plan",
+                                      "postgres upgrade planx"]
+
+
+async def test_bug_report_action_writes_markdown_and_json_and_copies(engine, vault_copy):
+    app = make_app(vault_copy, now=PINNED_NOW, engine=engine, query="postgres upgrade")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("B")
+        await wait_until(pilot, lambda: app.last_report is not None, "the bug report")
+        md, js = app.last_report
+        assert md.parent == vault_copy / ".recall" / "reports"
+        text = md.read_text("utf-8")
+        assert text.startswith("# recall-tui report: `postgres upgrade`")
+        assert app.clipboard == text
+        data = json.loads(js.read_text("utf-8"))
+        assert data["kind"] == "recall-tui-report" and data["repeat"] == 10
+        (trace,) = load_traces(js)
+        assert trace.query == "postgres upgrade"
+        assert [h.id for h in trace.hits] == [h.id for h in app.trace.hits]
+
+
+async def test_bug_report_without_a_query_says_so(engine, vault_copy):
+    app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("B")
+        await pilot.pause(0.1)
+        assert app.last_report is None
+        assert any("type a query first" in str(n.message) for n in app._notifications)
+
+
+async def test_the_embedder_is_warmed_before_the_first_query(vault_copy):
+    engine = open_engine(vault_copy, preset="default", embedder="local")
+    embedder = engine.index.embedder
+    assert not embedder.loaded  # lazy: nothing embedded yet
+    app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await wait_until(pilot, lambda: app.warm_ms is not None, "the warm-up")
+        assert embedder.loaded and app.trace is None  # loaded with no query typed
+
+
+async def test_help_shows_keys_as_typed(engine, vault_copy):
+    app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one(VimTable)
+        rows = {str(table.get_row_at(r)[2]): str(table.get_row_at(r)[1])
+                for r in range(table.row_count)}
+        assert rows["app.help"] == "?" and rows["app.focus_query"] == "/"
+        assert rows["app.palette"] == "ctrl+p" and rows["help.close"] == "esc, q, ?"
+        assert rows["app.record"] == "R" and rows["app.bug_report"] == "B"
+        assert "question_mark" not in screen_text(app)
