@@ -62,6 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="measure only the cold start (no vault benchmark)")
     p.add_argument("--no-oracles", action="store_true",
                    help="skip the rank_bm25 and numpy comparisons")
+    p.add_argument("--tui", action="store_true",
+                   help="measure only keystroke to painted results in the UI (Textual's test "
+                        "driver), on --vault or each --sizes synthetic vault")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -100,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
+    if args.tui:
+        return _run_tui(args, vault, queries, log)
     try:
         result = run_bench(vault=None if args.cold_start_only else vault,
                            sizes=[] if args.cold_start_only else args.sizes, queries_file=queries, runs=args.runs,
@@ -115,5 +120,40 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+    return 0
+
+
+
+def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
+    """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per debounce."""
+    from recall_tui.bench import default_queries, embedder_for, load_queries, synth_vault
+    from recall_tui.tui.bench import tui_keystroke_bench
+
+    targets = ([(vault, None)] if vault is not None else
+               [(synth_vault(n, Path(args.synth_dir) if args.synth_dir else None, log=log), n)
+                for n in args.sizes])
+    results = []
+    for root, n in targets:
+        qf = queries or (root / "queries.jsonl" if n else default_queries(root))
+        if qf is None:
+            print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
+                  file=sys.stderr)
+            return 2
+        r = tui_keystroke_bench(root, embedder=embedder_for(args.embedder, n),
+                                queries=load_queries(qf), preset=args.preset, log=log)
+        results.append(r)
+        print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
+              f"{r['keystrokes']} keystrokes, {r['driver']}")
+        for ps in r["passes"]:
+            lat, eng = ps["latency_ms"], ps["engine_total_ms"]
+            print(f"  debounce {ps['debounce_ms']:>3} ms: keystroke to painted results "
+                  f"p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
+                  f"(engine p50 {eng['p50']:.1f} ms)")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"kind": "recall-tui-bench-tui", "results": results},
+                                  indent=2) + "\n", encoding="utf-8")
         print(f"wrote {out}")
     return 0

@@ -35,6 +35,12 @@ def _owners() -> list[tuple[str, type]]:
     from recall_tui.tui.app import MainScreen, RecallApp
     from recall_tui.tui.replay import ReplayApp
     from recall_tui.tui.screens import HelpScreen, PinScreen
+    from recall_tui.tui.screens_edit import (
+        ConflictScreen,
+        GradeScreen,
+        RecallWhenScreen,
+        SavePresetScreen,
+    )
     from recall_tui.tui.widgets.query_bar import QueryBar
     from recall_tui.tui.widgets.vault_browser import VaultTree
     from recall_tui.tui.widgets.vim import VimTable, VimTree
@@ -43,7 +49,9 @@ def _owners() -> list[tuple[str, type]]:
             ("replay", ReplayApp),
             ("lists", VimTable),
             ("trees", VimTree), ("vault tree", VaultTree), ("help", HelpScreen),
-            ("pin dialog", PinScreen)]
+            ("pin dialog", PinScreen), ("judge dialog", GradeScreen),
+            ("recall_when editor", RecallWhenScreen), ("save preset dialog", SavePresetScreen),
+            ("conflict view", ConflictScreen)]
 
 
 def all_bindings(keymap: Mapping[str, str] | None = None) -> list[BindingInfo]:

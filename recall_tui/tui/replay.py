@@ -128,6 +128,8 @@ class ReplayScreen(MainScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#settings-row").disabled = True  # only the query stays focusable
+        app: ReplayApp = self.app  # type: ignore[assignment]
+        self.call_after_refresh(app.show_trace, app.index_at)  # once the screen is mounted
 
     def pane_widget(self, name: str) -> StatePane | None:
         app: ReplayApp = self.app  # type: ignore[assignment]
@@ -145,7 +147,7 @@ class ReplayScreen(MainScreen):
 class ReplayApp(RecallApp):
     """recall-tui over recorded traces: no engine, no index, nothing re-runs."""
 
-    CSS = "#replay-bar { dock: top; height: 1; background: $warning 30%; }"
+    CSS = "#replay-bar { height: 1; background: $warning 30%; }"
     BINDINGS: ClassVar[list[BindingType]] = [
         *RecallApp.BINDINGS,
         Binding("right_square_bracket", "step(1)", "Next trace", id="replay.next"),
@@ -174,14 +176,13 @@ class ReplayApp(RecallApp):
             for s in t.stages:
                 if not s.skipped:
                     self.timings.setdefault(s.name, []).append(s.ms)
-        self._show(0)
+        self.show_trace(0)
 
     def get_default_screen(self) -> ReplayScreen:
         return ReplayScreen(self.request, self.presets, self.stable_timings)
 
     def open_vault(self) -> None:  # type: ignore[override]
         """Nothing to open: the traces are the data (the vault, if here, was read already)."""
-        self.refresh_views()
 
     def warm_up(self) -> None:  # type: ignore[override]
         """No embedder in replay."""
@@ -192,7 +193,7 @@ class ReplayApp(RecallApp):
 
     # --- stepping ------------------------------------------------------------------------------
 
-    def _show(self, i: int) -> None:
+    def show_trace(self, i: int) -> None:
         """Make trace `i` the one every pane draws."""
         self.index_at = i
         trace = self.traces[i]
@@ -218,12 +219,12 @@ class ReplayApp(RecallApp):
             return
         t = Text()
         t.append(" REPLAY ", style="bold reverse")
-        t.append_text(lit(f" {self.source or 'traces'}", "bold", single_line=True))
-        t.append(f"  trace {self.index_at + 1} of {len(self.traces)}")
-        t.append(f"  recorded now {self.trace.now if self.trace else '?'}", style="dim")
+        t.append(f" trace {self.index_at + 1} of {len(self.traces)}", style="bold")
         keys = {b.id: display_keys(b.keys) for b in all_bindings(self.settings.keymap)}
         t.append(f"  {keys['replay.previous']} {keys['replay.next']} step · "
-                 f"{keys['replay.list']} list · read only", style="dim")
+                 f"{keys['replay.list']} list · read only  ", style="dim")
+        t.append_text(lit(str(self.source or "traces"), "bold", single_line=True))
+        t.append(f"  recorded now {self.trace.now if self.trace else '?'}", style="dim")
         main.query_one("#replay-bar", Static).update(t)
 
     def action_step(self, step: int) -> None:
@@ -231,12 +232,12 @@ class ReplayApp(RecallApp):
         if not 0 <= i < len(self.traces):
             self.notify("no more traces" if step > 0 else "this is the first trace")
             return
-        self._show(i)
+        self.show_trace(i)
 
     def action_trace_list(self) -> None:
         def chosen(i: int | None) -> None:
             if i is not None:
-                self._show(i)
+                self.show_trace(i)
 
         self.push_screen(TraceListScreen(self.traces, self.index_at), chosen)
 
@@ -293,7 +294,7 @@ class ReplayApp(RecallApp):
         for i, t in enumerate(self.traces):
             out.append(PaletteCommand(f"Trace {i + 1}: {one_line(t.query, 60)}",
                                       f"{len(t.hits)} hits · {t.total_ms:.1f} ms",
-                                      lambda n=i: self._show(n), discover=False))
+                                      lambda n=i: self.show_trace(n), discover=False))
         return out
 
 

@@ -478,7 +478,6 @@ class TuningPane(StatePane):
         if key == self._golden_key:
             self.golden_busy = False
             return
-        self._golden_key = key
         self.golden_hash = digest
         self.golden_error = None
         if digest is None:
@@ -496,6 +495,10 @@ class TuningPane(StatePane):
             self._draw_golden()
             return
         self._draw_runs()  # the judged column depends on the golden set
+        if not self.golden_visible():  # scored when the golden tab is shown
+            self.golden_busy = False
+            return
+        self._golden_key = key
         now = app.request.now or datetime.now(timezone.utc)
         self._run_golden(engine, list(self.golden_queries), self.base, self.config, now,
                          (self.base.hash(), engine.fingerprint, digest))
@@ -522,6 +525,19 @@ class TuningPane(StatePane):
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._golden_done, base_key, baseline, current)
+
+    def golden_visible(self) -> bool:
+        """The golden tab is on screen (the set is only re-scored then: it is ~2 recalls per
+        judged query)."""
+        main = self.recall_app.main()
+        return (main is not None and main.active_pane() == "tuning"
+                and self.query_one("#tuning-tabs", TabbedContent).active == "tune-golden")
+
+    @on(TabbedContent.TabActivated, "#tuning-tabs")
+    def _inner_tab(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()
+        if event.pane.id == "tune-golden":
+            self.schedule_golden()
 
     def _golden_failed(self, error: str) -> None:
         self.golden_busy = self._golden_timer is not None

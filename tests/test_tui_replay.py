@@ -1,0 +1,124 @@
+"""Replay: a recording made by the live app (real engine, private vault copy, `now` pinned)
+opened with the replay app shows the same hits, waterfall rows and explanation as the live app
+showed, refuses edits, says when the vault is not here, and `recall-tui replay FILE --print`
+still prints from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+from rich.text import Text
+from textual.widgets import Input
+
+from recall_tui.engine import open_engine
+from recall_tui.recording import read_recording
+from recall_tui.tui.app import make_app
+from recall_tui.tui.replay import NOT_AVAILABLE, ReplayApp, make_replay_app
+from recall_tui.tui.widgets.explain import ExplanationTree
+from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.waterfall import Waterfall
+from tests.conftest import PINNED_NOW
+from tests.test_tui_app import SIZE, add_to_query, screen_text, settle, tree_labels, wait_for_text
+
+QUERIES = ("postgres upgrade", " billing")
+
+
+def rows(table) -> list[list[str]]:
+    """Every cell of a table as plain text, row by row."""
+    return [[c.plain if isinstance(c, Text) else str(c) for c in table.get_row_at(r)]
+            for r in range(table.row_count)]
+
+
+def rendered(app) -> dict[str, object]:
+    main = app.main()
+    return {"results": rows(main.query_one(ResultsTable)),
+            "waterfall": rows(main.query_one(Waterfall)),
+            "explain": tree_labels(main.query_one(ExplanationTree))}
+
+
+@pytest.fixture()
+def recording(vault_copy):
+    """Makes (inside the test's event loop) a recording through the live app's record key;
+    returns its path and what the UI showed for each recall."""
+    engine = open_engine(vault_copy, preset="default", embedder="local")
+
+    async def record():
+        app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
+        shown = []
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            app.main().query_one("#results").focus()
+            await pilot.press("R")
+            for q in QUERIES:
+                await add_to_query(pilot, app, q)
+                shown.append(rendered(app))
+            app.main().query_one("#results").focus()
+            await pilot.press("R")
+        return app.recorder.path, shown
+
+    return record
+
+
+async def test_replay_shows_what_the_live_app_showed(recording):
+    path, shown = await recording()
+    traces = read_recording(path)
+    assert [t.query for t in traces] == ["postgres upgrade", "postgres upgrade billing"]
+    app = make_replay_app(traces, path)
+    assert isinstance(app, ReplayApp) and app.engine is None and app.vault is not None
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert rendered(app) == shown[0]
+        text = screen_text(app)
+        assert "REPLAY" in text and "trace 1 of 2" in text
+        assert str(path) in str(app.main().query_one("#replay-bar").content)  # the source
+        app.main().query_one("#results").focus()
+        await pilot.press("right_square_bracket")
+        await pilot.pause(0.2)
+        assert app.trace is traces[1] and rendered(app) == shown[1]
+        assert app.main().query_one("#query", Input).value == traces[1].query
+        assert "trace 2 of 2" in screen_text(app)
+        # the vault is here: the memory pane shows the highlighted hit
+        await pilot.press("2")
+        await wait_for_text(pilot, app, traces[1].hits[0].title)
+        # editing the query is refused: the recorded query stays, a notice says why
+        app.main().query_one("#query", Input).focus()
+        await pilot.press("x")
+        await pilot.pause(0.2)
+        assert app.main().query_one("#query", Input).value == traces[1].query
+        assert app.trace is traces[1]
+        assert any("read only" in str(n.message) for n in app._notifications)
+
+
+async def test_replay_without_the_vault_says_not_available(recording, tmp_path):
+    path, shown = await recording()
+    gone = str(tmp_path / "no-such-vault")
+    traces = [dataclasses.replace(t, vault={**t.vault, "root": gone})
+              for t in read_recording(path)]
+    app = make_replay_app(traces, path)
+    assert app.vault is None
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert rendered(app) == shown[0]  # the trace panes need no vault
+        app.main().query_one("#results").focus()
+        for key, name in (("2", "memory"), ("4", "entities"), ("7", "vault")):
+            await pilot.press(key)
+            await wait_for_text(pilot, app, f"{name}: {NOT_AVAILABLE}")
+        await pilot.press("5")  # MMR is drawn from the trace: no stand-in there
+        await pilot.pause(0.2)
+        assert f"mmr: {NOT_AVAILABLE}" not in screen_text(app)
+        assert type(app.main().pane_widget("mmr")).__name__ == "MMRPane"
+
+
+def test_replay_print_from_the_command_line(vault_copy):
+    engine = open_engine(vault_copy, preset="default", embedder="local")
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW)
+    f = vault_copy / ".recall" / "one.jsonl"
+    f.write_text(trace.to_json() + "\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "recall_tui", "replay", str(f), "--print"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "#1 query 'postgres upgrade'" in proc.stdout
+    assert trace.hits[0].id in proc.stdout
