@@ -176,3 +176,20 @@ def test_recall_scores_do_not_depend_on_the_fast_paths(opened, monkeypatch):
                         lambda self, words, limit, weights=None:
                         self.fts(match_any(words), limit, weights))
     assert run() == fast
+
+
+def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
+    """Above FTS_COLD_MAX postings of unseen terms a query is answered by FTS5 (same rows),
+    and nothing is loaded for it."""
+    import recall_tui.index as index_mod
+
+    _, _, idx = opened
+    monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 0)
+    with idx._lock:
+        idx._invalidate()
+    q = "postgres upgrade"
+    assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20) != []
+    assert idx._replicas["memories_trigram"]._held == 0
+    monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 10**9)
+    assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20)
+    assert idx._replicas["memories_trigram"]._held > 0

@@ -19,7 +19,7 @@ from recall_tui.engine import open_engine
 from recall_tui.settings import load_settings
 from recall_tui.trace import STAGE_ORDER
 from recall_tui.tui.app import MainScreen, RecallApp, make_app
-from recall_tui.tui.keymap import all_bindings
+from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.messages import RecallDone
 from recall_tui.tui.screens import HelpScreen, PinScreen
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
@@ -420,7 +420,7 @@ async def test_every_binding_has_an_id_and_is_in_help_and_palette(engine):
         names = [c.name for c in app.palette_commands()]
         for b in infos:
             if b.where in ("global", "main screen") and b.id != "app.palette":
-                assert f"{b.description} ({b.keys})" in names
+                assert f"{b.description} ({display_keys(b.keys)})" in names
         # a real trip through the palette: switch preset
         await pilot.press("ctrl+p")
         await pilot.press(*"Preset: memoturn")

@@ -369,7 +369,7 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
-        if typed:
+        if typed and self.settings.debounce_ms > 0:  # 0: every keystroke runs at once
             self._debounce = self.set_timer(self.settings.debounce_ms / 1000, self.launch_recall)
         else:
             self.launch_recall()
