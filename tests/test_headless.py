@@ -11,7 +11,7 @@ from pathlib import Path
 import recall_tui
 
 PKG = Path(recall_tui.__file__).parent
-FRONT_END = ("recall_tui.tui", "recall_tui.cli", "recall_tui.commands", "recall_tui.__main__")
+FRONT_END = ("recall_tui.tui", "recall_tui.cli", "recall_tui.__main__")
 
 
 def engine_modules() -> list[str]:

@@ -170,7 +170,7 @@ def test_report_command_rejects_unknown_preset(vault_dir, capsys):
 
 
 def test_osc52_sequence_carries_the_text():
-    from recall_tui.commands.report import osc52_sequence
+    from recall_tui.cli.report import osc52_sequence
 
     seq = osc52_sequence("héllo | world").decode("ascii")
     assert seq.startswith("\x1b]52;c;") and seq.endswith("\x07")

@@ -10,7 +10,7 @@ import sys
 
 import yaml
 
-from recall_tui.commands._common import vault_root
+from recall_tui.cli._common import vault_root
 
 HELP = "print one memory (load_memory, lean or full)"
 

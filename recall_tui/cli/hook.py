@@ -36,7 +36,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from recall_tui.commands._common import vault_root
+from recall_tui.cli._common import vault_root
 from recall_tui.config import load_preset
 from recall_tui.engine import Engine
 from recall_tui.engine.bm25 import KeywordIndex

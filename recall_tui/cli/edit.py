@@ -67,7 +67,7 @@ def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.commands._common import vault_root
+    from recall_tui.cli._common import vault_root
     from recall_tui.edit import (
         EditConflict,
         EditError,

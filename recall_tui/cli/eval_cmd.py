@@ -58,7 +58,7 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui import metrics
-    from recall_tui.commands._common import time_arg, vault_root
+    from recall_tui.cli._common import time_arg, vault_root
 
     root = vault_root(args.vault)
     if not root.is_dir():

@@ -1,7 +1,7 @@
 """The `recall-tui` command line.
 
 `recall-tui [VAULT]` opens the terminal UI. Every other command lives in its own module under
-`recall_tui.commands`, which exposes `HELP` (one line), `add_arguments(parser)` and
+`recall_tui.cli`, which exposes `HELP` (one line), `add_arguments(parser)` and
 `run(args) -> int`. Modules are imported only when their command runs, so `--help` is fast
 and the engine commands never import textual.
 """
@@ -14,7 +14,7 @@ import sys
 
 from recall_tui import __version__
 
-#: command name -> module under recall_tui.commands (in the order `--help` lists them)
+#: command name -> module under recall_tui.cli (in the order `--help` lists them)
 COMMANDS: dict[str, str] = {
     "tui": "tui_cmd",
     "check": "check",
@@ -65,9 +65,9 @@ def build_parser(available: dict[str, object] | None = None) -> argparse.Argumen
 
 def _load(name: str):
     try:
-        return importlib.import_module(f"recall_tui.commands.{COMMANDS[name]}")
+        return importlib.import_module(f"recall_tui.cli.{COMMANDS[name]}")
     except ModuleNotFoundError as exc:
-        if exc.name == f"recall_tui.commands.{COMMANDS[name]}":
+        if exc.name == f"recall_tui.cli.{COMMANDS[name]}":
             return None
         raise
 

@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from recall_tui.commands._common import time_arg, vault_root
+from recall_tui.cli._common import time_arg, vault_root
 from recall_tui.engine import Filters
 from recall_tui.model import lean_summary
 
