@@ -10,11 +10,15 @@ import time
 
 import pytest
 
-from recall_tui.engine import open_engine
+from recall_tui.config import load_preset
+from recall_tui.embed import make_embedder
+from recall_tui.engine import Engine, open_engine
+from recall_tui.index import Index
 from recall_tui.recording import RECORDINGS_DIR, load_traces, read_recording
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screens import HelpScreen
 from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.vault import read_vault
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
 
@@ -100,8 +104,11 @@ async def test_bug_report_without_a_query_says_so(engine, vault_copy):
 
 
 async def test_the_embedder_is_warmed_before_the_first_query(vault_copy):
-    engine = open_engine(vault_copy, preset="default", embedder="local")
-    embedder = engine.index.embedder
+    # Built by hand, not with open_engine (which starts loading the model in the background
+    # itself), so the model is surely not loaded until the app warms it.
+    vault = read_vault(vault_copy)
+    embedder, _ = make_embedder("local")
+    engine = Engine(vault, Index.open(vault, embedder), load_preset("default", vault.root))
     assert not embedder.loaded  # lazy: nothing embedded yet
     app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
     async with app.run_test(size=SIZE) as pilot:
