@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from recall_tui.cli._common import positive_int
+
 HELP = "benchmark the pipeline, the index and the UI"
 
 
@@ -25,24 +27,14 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", help="benchmark this vault instead of synthetic ones")
     p.add_argument("--queries", metavar="F",
                    help="queries (JSONL with a `query` key, or one per line); default: the "
                         "vault's queries.jsonl or golden.jsonl")
-    p.add_argument("--runs", type=_positive, default=3, metavar="N",
+    p.add_argument("--runs", type=positive_int, default=3, metavar="N",
                    help="timed passes over the queries (default: 3)")
-    p.add_argument("--max-queries", type=_positive, metavar="Q",
+    p.add_argument("--max-queries", type=positive_int, metavar="Q",
                    help="use only the first Q queries (default: all of them)")
     p.add_argument("--sizes", type=_sizes, default=[1000, 10000, 100000],
                    help="synthetic vault sizes (default: 1000,10000,100000)")
@@ -122,7 +114,6 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {out}")
     return 0
-
 
 
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:

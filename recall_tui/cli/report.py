@@ -6,28 +6,11 @@ import argparse
 import base64
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
+from recall_tui.cli._common import iso_time, positive_int
+
 HELP = "write a bug report (Markdown + JSON) for one query"
-
-
-def _when(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 date or datetime: {text!r}") from None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,9 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", default=".", help="the vault folder (default: .)")
     p.add_argument("--preset", default="default", help="preset name or TOML file (default: default)")
     p.add_argument("--embedder", default="auto", help="auto | local | ollama | none (default: auto)")
-    p.add_argument("--repeat", type=_count, default=20, metavar="N",
+    p.add_argument("--repeat", type=positive_int, default=20, metavar="N",
                    help="warm runs timed after the cold one (default: 20)")
-    p.add_argument("--now", type=_when, help="pin the clock, e.g. 2026-11-21T09:00Z")
+    p.add_argument("--now", type=iso_time, help="pin the clock, e.g. 2026-11-21T09:00Z")
     p.add_argument("--out", metavar="DIR",
                    help="folder for the two files (default: VAULT/.recall/reports/)")
     p.add_argument("--copy", action="store_true",

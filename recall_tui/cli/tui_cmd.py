@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
+from recall_tui.cli._common import iso_time
+
 HELP = "open the live recall debugger on a vault (the default command)"
-
-
-def _when(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 date or datetime: {text!r}") from None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("vault", nargs="?", default=".", help="the vault folder (default: .)")
     p.add_argument("--preset", help="preset to start with (default: the config's, else default)")
-    p.add_argument("--now", type=_when, help="pin the clock, e.g. 2026-11-21T09:00Z")
+    p.add_argument("--now", type=iso_time, help="pin the clock, e.g. 2026-11-21T09:00Z")
     p.add_argument("--embedder", help="auto | local | ollama | none (default: the config's)")
     p.add_argument("--query", default="", help="start with this query typed in")
 
