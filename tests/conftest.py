@@ -39,9 +39,9 @@ def prebuilt_index(tmp_path_factory) -> Path:
     """The sample vault's `.recall/` folder, built once per test session with the real local
     embedder. Copying it into a vault copy makes `Index.open` reuse every vector (it embeds
     nothing), so a full build of the sample vault is paid once per session, not per module."""
-    from recall_tui.embed import make_embedder
-    from recall_tui.index import Index
-    from recall_tui.vault import read_vault
+    from recall_tui.index.embed import make_embedder
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
 
     dst = tmp_path_factory.mktemp("prebuilt") / "vault"
     shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from recall_tui.vault import read_vault
+from recall_tui.vault.reader import read_vault
 
 
 def write_vault(root: Path, files: dict[str, tuple[dict, str]]):

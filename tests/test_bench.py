@@ -10,7 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from recall_tui.bench import (
+from recall_tui.cli import main
+from recall_tui.diagnostics.bench import (
     SCORE_TOLERANCE,
     StandinEmbedder,
     embedder_for,
@@ -19,8 +20,7 @@ from recall_tui.bench import (
     load_queries,
     synth_vault,
 )
-from recall_tui.cli import main
-from recall_tui.trace import STAGE_ORDER
+from recall_tui.engine.trace import STAGE_ORDER
 
 SIZE = 200
 
@@ -89,7 +89,7 @@ def test_bench_oracles_agree(bench_run):
 
 def test_bench_table_labels_the_stand_in(bench_run, capsys):
     # the fixture printed the table; run the formatter again on the JSON to check its text
-    from recall_tui.bench import format_table
+    from recall_tui.diagnostics.bench import format_table
 
     data, _ = bench_run
     text = format_table(data, stages=True)
@@ -124,9 +124,9 @@ def test_auto_embedder_choice():
 
 def test_keyword_oracle_catches_different_scores(bench_run):
     """A keyword index built with another k1 than the configuration must fail the check."""
-    from recall_tui.config import load_preset
     from recall_tui.engine.bm25 import KeywordIndex
-    from recall_tui.vault import read_vault
+    from recall_tui.engine.config import load_preset
+    from recall_tui.vault.reader import read_vault
 
     _, base = bench_run
     vault = read_vault(synth_vault(SIZE, base / "synth"))
@@ -176,7 +176,7 @@ def test_cold_start_measures_a_fresh_process(tmp_path):
     """Process start to first result, in real child processes (keyword-only to stay fast)."""
     import shutil
 
-    from recall_tui.bench import cold_start
+    from recall_tui.diagnostics.bench import cold_start
     from tests.conftest import SAMPLE_VAULT
 
     vault = tmp_path / "vault"

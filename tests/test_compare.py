@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.compare import diff_ids, diff_rankings, rank_deltas
-from recall_tui.trace import TRACE_VERSION, Hit, Trace
+from recall_tui.engine.trace import TRACE_VERSION, Hit, Trace
+from recall_tui.tuning.compare import diff_ids, diff_rankings, rank_deltas
 
 
 def _trace(ids: list[str], k: int = 4) -> Trace:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recall_tui import edit
-from recall_tui.edit import (
+from recall_tui.vault import edit
+from recall_tui.vault.edit import (
     EditConflict,
     EditError,
     content_hash,
@@ -284,9 +284,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_edits_rereads_and_reindexes(vault_copy):
-    from recall_tui.embed import make_embedder
-    from recall_tui.index import Index
-    from recall_tui.vault import read_vault
+    from recall_tui.index.embed import make_embedder
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
 
     vault = read_vault(vault_copy)
     target = next(m for m in vault.memories.values() if len(m.recall_when) >= 2)
@@ -311,7 +311,7 @@ def test_cli_edits_rereads_and_reindexes(vault_copy):
 
 
 def test_cli_dry_run_and_errors(vault_copy):
-    from recall_tui.vault import read_vault
+    from recall_tui.vault.reader import read_vault
 
     vault = read_vault(vault_copy)
     target = next(iter(vault.memories.values()))
@@ -330,7 +330,7 @@ def test_cli_dry_run_and_errors(vault_copy):
 
 
 def test_the_vault_reader_sees_the_edits(tmp_path):
-    from recall_tui.vault import read_vault
+    from recall_tui.vault.reader import read_vault
 
     files = {
         "tricky.md": TRICKY,

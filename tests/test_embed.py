@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from recall_tui.embed import (
+from recall_tui.index.embed import (
     LOCAL_DIM,
     LOCAL_MODEL,
     EmbedderUnavailable,

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from recall_tui.config import BoostsConfig, Config
 from recall_tui.engine import Engine
+from recall_tui.engine.config import BoostsConfig, Config
 from recall_tui.engine.stages.boosts import BoostContext, apply, compute
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault
@@ -99,7 +99,7 @@ def test_spacing_day_and_context_same_weekday():
 
 
 def test_apply_multiplies_every_factor():
-    from recall_tui.trace import BoostFactor
+    from recall_tui.engine.trace import BoostFactor
     fs = [BoostFactor("a", 0.5, ""), BoostFactor("b", 1.3, ""), BoostFactor("c", 0.1, "", "add")]
     assert apply(2.0, fs) == pytest.approx(2.0 * 0.5 * 1.3 + 0.1)
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from recall_tui.trace import STAGE_ORDER, TRACE_VERSION, Trace
+from recall_tui.engine.trace import STAGE_ORDER, TRACE_VERSION, Trace
 
 NOW = "2026-11-21T09:00:00Z"
 

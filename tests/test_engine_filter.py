@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from recall_tui.config import Config
 from recall_tui.engine import Engine, Filters
+from recall_tui.engine.config import Config
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.config import Config
 from recall_tui.engine import Engine, Filters
+from recall_tui.engine.config import Config
 from recall_tui.engine.stages.floor import scale
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recall_tui.config import Config
 from recall_tui.engine import Engine
+from recall_tui.engine.config import Config
 from recall_tui.engine.stages.graph import find_entities, personalized_pagerank
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault

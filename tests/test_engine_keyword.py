@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from recall_tui.config import Config
 from recall_tui.engine import Engine
 from recall_tui.engine.bm25 import FIELDS, FieldBM25, KeywordIndex, field_text
-from recall_tui.text import analyze
-from recall_tui.vault import read_vault
+from recall_tui.engine.config import Config
+from recall_tui.engine.text import analyze
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.engine_vaults import mem, write_vault
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.config import Config, knobs, list_presets, load_preset
 from recall_tui.engine import Engine, Filters
-from recall_tui.vault import read_vault
+from recall_tui.engine.config import Config, knobs, list_presets, load_preset
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.engine_vaults import mem, write_vault
 

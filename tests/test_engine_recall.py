@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.config import Config
 from recall_tui.engine import Cancelled, Engine
-from recall_tui.trace import STAGE_ORDER, Trace
-from recall_tui.vault import read_vault
+from recall_tui.engine.config import Config
+from recall_tui.engine.trace import STAGE_ORDER, Trace
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 
 
@@ -118,7 +118,7 @@ def test_load_memory(engine):
 
 @pytest.mark.parametrize("preset", ["default", "abmind", "bastra", "memoria", "memoryvault", "memoturn"])
 def test_empty_vault_gives_a_valid_empty_trace(tmp_path, preset):
-    from recall_tui.config import load_preset
+    from recall_tui.engine.config import load_preset
 
     (tmp_path / "v").mkdir()
     eng = Engine(read_vault(tmp_path / "v"), None, load_preset(preset))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.config import Config
-from recall_tui.text import analyze, fold, jaccard, porter_stem, word_set
+from recall_tui.engine.config import Config
+from recall_tui.engine.text import analyze, fold, jaccard, porter_stem, word_set
 
 # Examples from Porter (1980), one per rule family.
 PAIRS = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui import metrics
+from recall_tui.tuning import metrics
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 
 BIN = Path(sys.executable).with_name("recall-tui")

@@ -12,13 +12,13 @@ import random
 import numpy as np
 import pytest
 
-from recall_tui.config import load_preset
-from recall_tui.embed import LocalEmbedder
 from recall_tui.engine import Engine
+from recall_tui.engine.config import load_preset
 from recall_tui.engine.stages.keyword import field_weights
 from recall_tui.engine.stages.parse import parse_query
-from recall_tui.index import Index, match_any
-from recall_tui.vault import read_vault
+from recall_tui.index.embed import LocalEmbedder
+from recall_tui.index.store import Index, match_any
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 
 
@@ -181,7 +181,7 @@ def test_recall_scores_do_not_depend_on_the_fast_paths(opened, monkeypatch):
 def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
     """Above FTS_COLD_MAX postings of unseen terms a query is answered by FTS5 (same rows),
     and nothing is loaded for it."""
-    import recall_tui.index as index_mod
+    import recall_tui.index.store as index_mod
 
     _, _, idx = opened
     monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 0)

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui import metrics
-from recall_tui.config import load_preset
-from recall_tui.edit import EditConflict
 from recall_tui.engine import Cancelled, open_engine
-from recall_tui.golden import (
+from recall_tui.engine.config import load_preset
+from recall_tui.tuning import metrics
+from recall_tui.tuning.golden import (
     GoldenRun,
     compare_runs,
     file_hash,
     mark_relevant,
     run_golden,
 )
-from recall_tui.metrics import GoldenQuery, read_golden
+from recall_tui.tuning.metrics import GoldenQuery, read_golden
+from recall_tui.vault.edit import EditConflict
 from tests.conftest import PINNED_NOW
 
 

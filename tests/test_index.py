@@ -15,16 +15,16 @@ import apsw
 import numpy as np
 import pytest
 
-from recall_tui.embed import LocalEmbedder, NoEmbedder, OllamaEmbedder
-from recall_tui.index import (
+from recall_tui.index.embed import LocalEmbedder, NoEmbedder, OllamaEmbedder
+from recall_tui.index.signature import hamming_similarity, signature
+from recall_tui.index.store import (
     MAX_RECALL_TIMES,
     SCHEMA_VERSION,
     Index,
     embed_text,
     match_any,
 )
-from recall_tui.signature import hamming_similarity, signature
-from recall_tui.vault import read_vault
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.ollama_server import FakeOllama
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from recall_tui import metrics as m
+from recall_tui.tuning import metrics as m
 
 JUDGED = {"a": 3, "b": 2, "c": 1, "z": 0}
 RANKED = ["x", "b", "a", "y", "c"]

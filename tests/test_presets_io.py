@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui.config import list_presets, load_preset
-from recall_tui.presets_io import changed_knobs, save_preset
+from recall_tui.engine.config import list_presets, load_preset
+from recall_tui.tuning.presets_io import changed_knobs, save_preset
 
 
 def test_save_in_the_vault_and_load_back_by_name(tmp_path: Path):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui.edit import EditConflict, read_phrases
 from recall_tui.engine import open_engine
-from recall_tui.metrics import read_golden
-from recall_tui.preview import apply_recall_when, preview_recall_when
+from recall_tui.tuning.metrics import read_golden
+from recall_tui.tuning.preview import apply_recall_when, preview_recall_when
+from recall_tui.vault.edit import EditConflict, read_phrases
 from tests.conftest import PINNED_NOW
 
 MEMORY = "homelab-backup-restic-b2"

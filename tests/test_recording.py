@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.recording import (
+from recall_tui.diagnostics.recording import (
     RECORDINGS_DIR,
     Recorder,
     RecordingError,

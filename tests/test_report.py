@@ -14,8 +14,8 @@ from importlib import metadata
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.recording import RecordingError, load_traces
-from recall_tui.report import (
+from recall_tui.diagnostics.recording import RecordingError, load_traces
+from recall_tui.diagnostics.report import (
     REPORT_KIND,
     build_report,
     load_report_traces,
@@ -24,7 +24,7 @@ from recall_tui.report import (
     report_to_json,
     write_report,
 )
-from recall_tui.trace import STAGE_ORDER
+from recall_tui.engine.trace import STAGE_ORDER
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 
 QUERY = "postgres upgrade"
@@ -213,7 +213,7 @@ def test_report_trace_with_future_version(written, tmp_path):
 
 
 def test_report_recording_and_bench_modules_are_headless():
-    code = ("import sys, recall_tui.report, recall_tui.recording, recall_tui.bench; "
+    code = ("import sys, recall_tui.diagnostics.report, recall_tui.diagnostics.recording, recall_tui.diagnostics.bench; "
             "bad = [m for m in ('textual', 'rich') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

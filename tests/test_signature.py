@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from recall_tui.index import embed_text
-from recall_tui.signature import BITS, from_bytes, hamming_similarity, signature, to_bytes
-from recall_tui.vault import read_vault
+from recall_tui.index.signature import BITS, from_bytes, hamming_similarity, signature, to_bytes
+from recall_tui.index.store import embed_text
+from recall_tui.vault.reader import read_vault
 from tests.conftest import SAMPLE_VAULT
 
 
@@ -36,7 +36,7 @@ def _light_edit(text: str, rnd: random.Random) -> str:
 
 def test_deterministic_across_processes():
     text = "Billing runs Postgres 16 on RDS; upgrades need ANALYZE afterwards."
-    code = f"from recall_tui.signature import signature; print(signature({text!r}))"
+    code = f"from recall_tui.index.signature import signature; print(signature({text!r}))"
     other = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()

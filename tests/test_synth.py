@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui import synth as synth_mod
-from recall_tui.metrics import read_golden
-from recall_tui.model import MEMORY_TYPES, Role
-from recall_tui.synth import FOLDER_CAP, plan_vault, write_synth_vault
-from recall_tui.vault import read_vault
+from recall_tui.diagnostics import synth as synth_mod
+from recall_tui.diagnostics.synth import FOLDER_CAP, plan_vault, write_synth_vault
+from recall_tui.tuning.metrics import read_golden
+from recall_tui.vault.model import MEMORY_TYPES, Role
+from recall_tui.vault.reader import read_vault
 
 N = 500
 BIN = Path(sys.executable).with_name("recall-tui")

@@ -10,15 +10,15 @@ import time
 
 import pytest
 
-from recall_tui.config import load_preset
-from recall_tui.embed import make_embedder
+from recall_tui.diagnostics.recording import RECORDINGS_DIR, load_traces, read_recording
 from recall_tui.engine import Engine, open_engine
-from recall_tui.index import Index
-from recall_tui.recording import RECORDINGS_DIR, load_traces, read_recording
+from recall_tui.engine.config import load_preset
+from recall_tui.index.embed import make_embedder
+from recall_tui.index.store import Index
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screens import HelpScreen
 from recall_tui.tui.widgets.vim import VimTable
-from recall_tui.vault import read_vault
+from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
 

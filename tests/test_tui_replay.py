@@ -13,8 +13,8 @@ import pytest
 from rich.text import Text
 from textual.widgets import Input
 
+from recall_tui.diagnostics.recording import read_recording
 from recall_tui.engine import open_engine
-from recall_tui.recording import read_recording
 from recall_tui.tui.app import make_app
 from recall_tui.tui.replay import NOT_AVAILABLE, ReplayApp, make_replay_app
 from recall_tui.tui.widgets.explain import ExplanationTree

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from recall_tui.settings import Settings, SettingsError, config_path, load_settings
 from recall_tui.tui.keymap import unknown_ids
 from recall_tui.tui.safe import clean
+from recall_tui.tui.settings import Settings, SettingsError, config_path, load_settings
 
 
 def test_defaults_without_a_file(tmp_path, monkeypatch):
@@ -62,6 +62,6 @@ def test_clean_removes_escape_sequences_and_controls():
 
 
 def test_settings_module_is_headless():
-    code = ("import sys, recall_tui.settings; "
+    code = ("import sys, recall_tui.tui.settings; "
             "assert 'textual' not in sys.modules and 'rich' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

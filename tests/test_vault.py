@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui import vault as vault_mod
-from recall_tui.model import Role
-from recall_tui.vault import MAX_FILE_BYTES, read_vault
+from recall_tui.vault import reader as vault_mod
+from recall_tui.vault.model import Role
+from recall_tui.vault.reader import MAX_FILE_BYTES, read_vault
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BAD = FIXTURES / "bad-vault"
@@ -560,7 +560,7 @@ def test_sample_vault_reads_clean(sample_vault_path):
 
 def test_reader_is_headless():
     code = (
-        "import sys, recall_tui.vault; print([m for m in ('textual', 'rich') if m in sys.modules])"
+        "import sys, recall_tui.vault.reader; print([m for m in ('textual', 'rich') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from recall_tui.engine import open_engine
-from recall_tui.watch import ChangeSummary, VaultWatcher, refresh
+from recall_tui.index.watch import ChangeSummary, VaultWatcher, refresh
 from tests.conftest import PINNED_NOW
 
 NEW_MEMORY = """\

@@ -1,7 +1,7 @@
 """`recall-tui bench`: benchmark the pipeline per stage, the index, memory and cold start.
 
 With `--vault` it measures that vault; without, synthetic vaults of each `--sizes` (written
-once by `recall_tui.synth` into the cache folder and reused). Each vault is measured in a fresh
+once by `recall_tui.diagnostics.synth` into the cache folder and reused). Each vault is measured in a fresh
 process. Prints a table; `--out` also writes the full JSON.
 """
 
@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.bench import format_table, run_bench
+    from recall_tui.diagnostics.bench import format_table, run_bench
 
     vault = Path(args.vault) if args.vault else None
     if vault is not None and not vault.is_dir():
@@ -118,7 +118,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
     """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per debounce."""
-    from recall_tui.bench import default_queries, embedder_for, load_queries, synth_vault
+    from recall_tui.diagnostics.bench import (
+        default_queries,
+        embedder_for,
+        load_queries,
+        synth_vault,
+    )
     from recall_tui.tui.bench import tui_keystroke_bench
 
     targets = ([(vault, None)] if vault is not None else

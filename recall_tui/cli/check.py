@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from recall_tui.model import MEMORY_TYPES, STATUSES, Role, Vault
-from recall_tui.vault import DIGEST_PERIODS, read_vault
+from recall_tui.vault.model import MEMORY_TYPES, STATUSES, Role, Vault
+from recall_tui.vault.reader import DIGEST_PERIODS, read_vault
 
 HELP = "read a vault, print a summary and every problem; exit 1 on problems"
 

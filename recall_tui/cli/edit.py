@@ -1,6 +1,6 @@
 """`recall-tui edit ID --recall-when PHRASE... | --add PHRASE | --remove PHRASE [--vault V]`.
 
-Changes one memory's recall_when list through `recall_tui.edit` (byte-preserving, atomic,
+Changes one memory's recall_when list through `recall_tui.vault.edit` (byte-preserving, atomic,
 refused on a concurrent change), shows the diff, then re-reads the vault and brings the
 vault's index up to date so the next recall sees the new phrases.
 """
@@ -42,8 +42,8 @@ def _diff(old: str, new: str, path: str) -> str:
 
 def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
     """Bring an existing index up to date with the embedder its vectors were made with."""
-    from recall_tui.embed import EmbedderUnavailable, make_embedder
-    from recall_tui.index import Index, default_index_path
+    from recall_tui.index.embed import EmbedderUnavailable, make_embedder
+    from recall_tui.index.store import Index, default_index_path
 
     if not default_index_path(vault.root).exists():
         return "no index yet (`recall-tui index` builds it; the UI builds it on start)"
@@ -68,14 +68,14 @@ def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui.cli._common import vault_root
-    from recall_tui.edit import (
+    from recall_tui.vault.edit import (
         EditConflict,
         EditError,
         apply_changes,
         rewrite_recall_when,
         set_recall_when,
     )
-    from recall_tui.vault import read_vault
+    from recall_tui.vault.reader import read_vault
 
     args.vault = str(vault_root(args.vault))
     if args.set_to is None and not args.add and not args.remove:

@@ -1,7 +1,7 @@
 """`recall-tui eval --queries FILE [--preset P]... [--k N] [--now T] [--json]`.
 
 Runs every judged query of a golden file through the engine once per preset and scores the
-rankings with recall@k, MRR and nDCG@k (`recall_tui.metrics`). With several presets, each one
+rankings with recall@k, MRR and nDCG@k (`recall_tui.tuning.metrics`). With several presets, each one
 is compared with the first, query by query (wins, losses, ties, a sign test and a paired
 randomisation test). The numbers come from the engine's own traces; this module only
 arranges them. See docs/evaluation.md.
@@ -57,8 +57,8 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui import metrics
     from recall_tui.cli._common import time_arg, vault_root
+    from recall_tui.tuning import metrics
 
     root = vault_root(args.vault)
     if not root.is_dir():
@@ -86,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     presets = args.preset or ["default"]
 
-    from recall_tui.config import load_preset
     from recall_tui.engine import Engine, open_engine
-    from recall_tui.golden import score_queries
+    from recall_tui.engine.config import load_preset
+    from recall_tui.tuning.golden import score_queries
 
     try:
         configs = [(p, load_preset(p, root)) for p in presets]
@@ -167,7 +167,7 @@ def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: AN
     from rich.console import Console
     from rich.table import Table
 
-    from recall_tui import metrics
+    from recall_tui.tuning import metrics
 
     con = Console()
     k = args.k

@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.cli._common import vault_root
-from recall_tui.config import load_preset
 from recall_tui.engine import Engine
 from recall_tui.engine.bm25 import KeywordIndex
-from recall_tui.model import Role
-from recall_tui.vault import read_vault
+from recall_tui.engine.config import load_preset
+from recall_tui.vault.model import Role
+from recall_tui.vault.reader import read_vault
 
 HELP = "Claude Code hooks: session-start and prompt-submit"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
@@ -200,8 +200,8 @@ def _prompt_submit(root: Path, args, prompt: str, result: dict) -> None:
     result["keyword_hits"] = [h for h in trace.hits if h.id not in always][:k]
     result["stage"] = "keyword recall"
     if args.embedder != "none":
-        from recall_tui.embed import make_embedder
-        from recall_tui.index import Index
+        from recall_tui.index.embed import make_embedder
+        from recall_tui.index.store import Index
 
         emb, _ = make_embedder(args.embedder)
         index = Index.open(vault, emb, read_only=False)

@@ -20,9 +20,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from recall_tui.embed import EmbedderUnavailable, make_embedder
-from recall_tui.index import Index, remove_index_files, resolve_index_path
-from recall_tui.vault import read_vault
+from recall_tui.index.embed import EmbedderUnavailable, make_embedder
+from recall_tui.index.store import Index, remove_index_files, resolve_index_path
+from recall_tui.vault.reader import read_vault
 
 HELP = "build or update the vault's index (.recall/index.sqlite)"
 #: Texts to embed before a progress bar is worth showing.

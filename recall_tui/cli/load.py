@@ -23,9 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.config import Config
     from recall_tui.engine import Engine
-    from recall_tui.vault import read_vault
+    from recall_tui.engine.config import Config
+    from recall_tui.vault.reader import read_vault
 
     root = vault_root(args.vault)
     if not root.is_dir():

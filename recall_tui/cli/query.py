@@ -10,7 +10,7 @@ import sys
 
 from recall_tui.cli._common import time_arg, vault_root
 from recall_tui.engine import Filters
-from recall_tui.model import lean_summary
+from recall_tui.vault.model import lean_summary
 
 HELP = "run one recall and print its hits and trace"
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
 
 HELP = "open a recorded trace or a report's JSON in the UI, read only"
 
@@ -60,16 +60,14 @@ def print_summaries(traces: Sequence[Trace], source: Path, out=None) -> None:
 
 
 def _tui_replay():
-    """The UI's replay entry point, when the UI provides one."""
-    try:
-        from recall_tui.tui import app
-    except ImportError:
-        return None
-    return getattr(app, "run_replay", None)
+    """The UI's replay entry point."""
+    from recall_tui.tui.replay import run_replay
+
+    return run_replay
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.recording import RecordingError, load_traces
+    from recall_tui.diagnostics.recording import RecordingError, load_traces
 
     path = Path(args.file)
     try:

@@ -57,16 +57,16 @@ def run(args: argparse.Namespace) -> int:
     if not vault.is_dir():
         print(f"recall-tui report: {vault}: not a folder (give the vault's path)", file=sys.stderr)
         return 2
-    from recall_tui.config import find_preset
+    from recall_tui.engine.config import find_preset
 
     try:
         find_preset(args.preset, vault)
     except ValueError as exc:
         print(f"recall-tui report: {exc}", file=sys.stderr)
         return 2
-    from recall_tui.embed import EmbedderUnavailable
+    from recall_tui.diagnostics.report import REPORTS_DIR, build_report, write_report
     from recall_tui.engine import open_engine
-    from recall_tui.report import REPORTS_DIR, build_report, write_report
+    from recall_tui.index.embed import EmbedderUnavailable
 
     try:
         engine = open_engine(vault, preset=args.preset, embedder=args.embedder)

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.synth import write_synth_vault
+    from recall_tui.diagnostics.synth import write_synth_vault
 
     if args.n < 1:
         print("recall-tui synth: --n must be at least 1", file=sys.stderr)

@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.settings import SettingsError, load_settings
+    from recall_tui.tui.settings import SettingsError, load_settings
 
     vault = Path(args.vault)
     if not vault.is_dir():
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"recall-tui: {exc}", file=sys.stderr)
         return 2
     if args.preset:
-        from recall_tui.config import find_preset
+        from recall_tui.engine.config import find_preset
 
         try:
             find_preset(args.preset, vault)

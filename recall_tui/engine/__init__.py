@@ -1,4 +1,10 @@
-"""The recall engine: every stage of pipeline.md, traced. Headless (no textual, no rich).
+"""The engine layer: every stage of pipeline.md, traced. Headless (no textual, no rich).
+
+Owns configuration and presets (`config.py`), text analysis (`text.py`), the trace
+(`trace.py`), the in-memory keyword index (`bm25.py`), the pipeline (`pipeline.py`), one
+module per stage (`stages/`) and why-not (`why.py`).
+
+May import: `recall_tui.index`, `recall_tui.vault`. Start with `pipeline.py`.
 
     engine = open_engine("sample-vault", preset="default")
     trace = engine.recall("postgres upgrade", why=["billing-db-postgres14"])

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recall_tui.model import Memory
-from recall_tui.text import analyze
+from recall_tui.engine.text import analyze
+from recall_tui.vault.model import Memory
 
 #: Keyword fields, in the order the trace lists them.
 FIELDS: tuple[str, ...] = ("recall_when", "title", "tags", "keywords", "summary", "topic_path", "body")

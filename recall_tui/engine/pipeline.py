@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from recall_tui.config import Config
 from recall_tui.engine import why as why_mod
 from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.cache import RecallCache
+from recall_tui.engine.config import Config
 from recall_tui.engine.stages import (
     boosts,
     consolidation,
@@ -48,9 +48,8 @@ from recall_tui.engine.stages import (
 )
 from recall_tui.engine.stages.parse import parse_query, parse_time
 from recall_tui.engine.state import Cancelled, Filters, Out, RecallState
-from recall_tui.model import Vault, lean_summary
-from recall_tui.text import analyze, word_set
-from recall_tui.trace import (
+from recall_tui.engine.text import analyze, word_set
+from recall_tui.engine.trace import (
     CHANNELS,
     STAGE_ORDER,
     TRACE_VERSION,
@@ -60,6 +59,7 @@ from recall_tui.trace import (
     TimelineEntry,
     Trace,
 )
+from recall_tui.vault.model import Vault, lean_summary
 
 _CHANNEL_STAGES = {
     "keyword": keyword.run,
@@ -192,7 +192,7 @@ class Engine:
                     return dict(self.index.signatures())
                 except Exception:  # fall through to computing them
                     pass
-            from recall_tui import signature as lsh
+            from recall_tui.index import signature as lsh
             return {mid: lsh.signature(signature_text(m)) for mid, m in self.vault.memories.items()}
         return self._memo("sigs", build)
 
@@ -200,7 +200,7 @@ class Engine:
         """(ids, bits): every memory's signature unpacked to a (n, 256) bit matrix, so a
         query compares against all of them in one vectorised step."""
         def build() -> tuple[list[str], np.ndarray]:
-            from recall_tui import signature as lsh
+            from recall_tui.index import signature as lsh
             sigs = {mid: s for mid, s in self.signatures().items() if mid in self.vault.memories}
             ids = list(sigs)
             raw = b"".join(lsh.to_bytes(sigs[mid]) for mid in ids)
@@ -416,7 +416,7 @@ class Engine:
         }
         if self.index is not None:
             try:
-                from recall_tui.index import SCHEMA_VERSION
+                from recall_tui.index.store import SCHEMA_VERSION
                 facts["index_schema"] = SCHEMA_VERSION
             except ImportError:
                 facts["index_schema"] = None
@@ -462,7 +462,7 @@ class Engine:
 def signature_text(m) -> str:
     """The text a memory's signature is computed from when there is no index: the same
     text the index signs (`index.embed_text`)."""
-    from recall_tui.index import embed_text
+    from recall_tui.index.store import embed_text
     return embed_text(m)
 
 
@@ -482,10 +482,10 @@ def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
                 config: Config | None = None, progress=None, **kw) -> Engine:
     """Read the vault, open (build or update) its index with the chosen embedder, load the
     preset: the one call a front end needs."""
-    from recall_tui.config import load_preset
-    from recall_tui.embed import make_embedder
-    from recall_tui.index import Index
-    from recall_tui.vault import read_vault
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.embed import make_embedder
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
 
     emb, _why = make_embedder(embedder)
     _preload(emb)

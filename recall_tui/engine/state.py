@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from recall_tui.config import Config
-from recall_tui.trace import (
+from recall_tui.engine.config import Config
+from recall_tui.engine.trace import (
     BoostFactor,
     Candidate,
     ChannelScore,

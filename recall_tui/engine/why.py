@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from recall_tui.engine.state import RecallState
-from recall_tui.trace import CHANNELS, WhyNot
+from recall_tui.engine.trace import CHANNELS, WhyNot
 
 
 def _channel_details(engine, st: RecallState, mid: str) -> list[str]:

@@ -26,15 +26,14 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from recall_tui.model import Vault
-from recall_tui.settings import Settings
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
 from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens import HelpScreen, PinScreen
 from recall_tui.tui.session import SessionTools
+from recall_tui.tui.settings import Settings
 from recall_tui.tui.state import UIState
 from recall_tui.tui.tuning_actions import TuningActions
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
@@ -53,6 +52,7 @@ from recall_tui.tui.widgets.tuning import TuningPane
 from recall_tui.tui.widgets.vault_browser import VaultPane, VaultTree
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
+from recall_tui.vault.model import Vault
 
 #: Pane id -> (tab title, widget class built the first time the tab is shown). `recall` is
 #: the main view and is always built.
@@ -389,8 +389,8 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         """The engine running `preset`: one per preset, sharing the vault and its index."""
         engine = self._engines.get(preset)
         if engine is None:
-            from recall_tui.config import load_preset
             from recall_tui.engine import Engine
+            from recall_tui.engine.config import load_preset
 
             base = self.engine
             engine = Engine(base.vault, base.index, load_preset(preset, self.vault_path),
@@ -687,17 +687,10 @@ def make_app(vault_path: str | Path, *, settings: Settings | None = None,
              query: str = "", stable_timings: bool = False, engine: Any = None) -> RecallApp:
     """Build the app with the presets the vault can see. Tests and screenshots use this too;
     they pass an already open `engine` (the real one) so one index serves many app runs."""
-    from recall_tui.config import list_presets
+    from recall_tui.engine.config import list_presets
 
     presets = list_presets(vault_path) or ["default"]
     settings = settings or Settings()
     chosen = preset or settings.preset
     return RecallApp(vault_path, settings=settings, preset=chosen, now=now, embedder=embedder,
                      query=query, stable_timings=stable_timings, presets=presets, engine=engine)
-
-
-def run_replay(traces: list[Trace], source: str | Path | None = None) -> int:
-    """Open recorded traces read-only (`recall-tui replay FILE`); see `recall_tui.tui.replay`."""
-    from recall_tui.tui.replay import run_replay as _run_replay
-
-    return _run_replay(traces, source=source)

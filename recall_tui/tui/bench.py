@@ -1,6 +1,6 @@
 """`recall-tui bench --tui`: keystroke to painted results, measured through the real app.
 
-Lives in the front end (it drives Textual); the engine-side benchmark is `recall_tui.bench`,
+Lives in the front end (it drives Textual); the engine-side benchmark is `recall_tui.diagnostics.bench`,
 whose stand-in embedder and statistics it reuses.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 
 from textual import events
 
-from recall_tui.bench import make_bench_embedder, stats
-from recall_tui.config import load_preset
+from recall_tui.diagnostics.bench import make_bench_embedder, stats
 from recall_tui.engine import Engine
-from recall_tui.index import Index
-from recall_tui.settings import Settings
+from recall_tui.engine.config import load_preset
+from recall_tui.index.store import Index
 from recall_tui.tui.app import make_app
-from recall_tui.vault import read_vault
+from recall_tui.tui.settings import Settings
+from recall_tui.vault.reader import read_vault
 
 #: Keystrokes timed per UI pass (typed one at a time, each waited for).
 TUI_KEYSTROKES = 20

@@ -7,6 +7,7 @@ the modal screens); this module only collects them. Every one has an `id`, so th
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,28 +31,32 @@ class BindingInfo:
     """What it does."""
 
 
-def _owners() -> list[tuple[str, type]]:
-    # Imported here: these modules import widgets that import this module's users.
-    from recall_tui.tui.app import MainScreen, RecallApp
-    from recall_tui.tui.replay import ReplayApp
-    from recall_tui.tui.screens import HelpScreen, PinScreen
-    from recall_tui.tui.screens_edit import (
-        ConflictScreen,
-        GradeScreen,
-        RecallWhenScreen,
-        SavePresetScreen,
-    )
-    from recall_tui.tui.widgets.query_bar import QueryBar
-    from recall_tui.tui.widgets.vault_browser import VaultTree
-    from recall_tui.tui.widgets.vim import VimTable, VimTree
+#: Where each binding-carrying class lives, as "module:Class". Resolved by name when the list
+#: is asked for, so this module stays a leaf: the app, the screens and the widgets import it,
+#: it imports none of them.
+OWNERS: tuple[tuple[str, str], ...] = (
+    ("global", "recall_tui.tui.app:RecallApp"),
+    ("main screen", "recall_tui.tui.app:MainScreen"),
+    ("query bar", "recall_tui.tui.widgets.query_bar:QueryBar"),
+    ("replay", "recall_tui.tui.replay:ReplayApp"),
+    ("lists", "recall_tui.tui.widgets.vim:VimTable"),
+    ("trees", "recall_tui.tui.widgets.vim:VimTree"),
+    ("vault tree", "recall_tui.tui.widgets.vault_browser:VaultTree"),
+    ("help", "recall_tui.tui.screens:HelpScreen"),
+    ("pin dialog", "recall_tui.tui.screens:PinScreen"),
+    ("judge dialog", "recall_tui.tui.screens_edit:GradeScreen"),
+    ("recall_when editor", "recall_tui.tui.screens_edit:RecallWhenScreen"),
+    ("save preset dialog", "recall_tui.tui.screens_edit:SavePresetScreen"),
+    ("conflict view", "recall_tui.tui.screens_edit:ConflictScreen"),
+)
 
-    return [("global", RecallApp), ("main screen", MainScreen), ("query bar", QueryBar),
-            ("replay", ReplayApp),
-            ("lists", VimTable),
-            ("trees", VimTree), ("vault tree", VaultTree), ("help", HelpScreen),
-            ("pin dialog", PinScreen), ("judge dialog", GradeScreen),
-            ("recall_when editor", RecallWhenScreen), ("save preset dialog", SavePresetScreen),
-            ("conflict view", ConflictScreen)]
+
+def _owners() -> list[tuple[str, type]]:
+    out = []
+    for where, ref in OWNERS:
+        module, _, name = ref.partition(":")
+        out.append((where, getattr(importlib.import_module(module), name)))
+    return out
 
 
 def all_bindings(keymap: Mapping[str, str] | None = None) -> list[BindingInfo]:

@@ -11,8 +11,8 @@ from typing import Any
 
 from textual.message import Message
 
-from recall_tui.model import Vault
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
+from recall_tui.vault.model import Vault
 
 
 @dataclass

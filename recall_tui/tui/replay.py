@@ -24,16 +24,16 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static, TabPane
 
-from recall_tui.model import Vault
-from recall_tui.settings import Settings
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
 from recall_tui.tui.app import MainScreen, RecallApp
 from recall_tui.tui.commands import PaletteCommand
 from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.settings import Settings
 from recall_tui.tui.widgets.panes import StatePane
 from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
 from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.vault.model import Vault
 
 #: Panes that draw the vault rather than the trace.
 VAULT_PANES = ("memory", "supersession", "entities", "vault")
@@ -58,7 +58,7 @@ def request_of(trace: Trace) -> RecallRequest:
 
 def replay_vault(traces: Sequence[Trace]) -> Vault | None:
     """The recorded vault, read (read only) when its root exists here; None otherwise."""
-    from recall_tui.vault import read_vault
+    from recall_tui.vault.reader import read_vault
 
     root = traces[0].vault.get("root") if traces else None
     if not root or not Path(root).is_dir():
@@ -307,7 +307,7 @@ def make_replay_app(traces: Sequence[Trace], source: str | Path | None = None, *
 
 def run_replay(traces: Sequence[Trace], source: str | Path | None = None) -> int:
     """Open the replay UI (blocking) and return the exit status."""
-    from recall_tui.settings import SettingsError, load_settings
+    from recall_tui.tui.settings import SettingsError, load_settings
 
     try:
         settings = load_settings()

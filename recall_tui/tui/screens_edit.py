@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
-from recall_tui.edit import EditConflict, EditError, content_hash, read_phrases
+from recall_tui.vault.edit import EditConflict, EditError, content_hash, read_phrases
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ class RecallWhenScreen(ModalScreen[Any]):
 
     @work(thread=True, exclusive=True, group="recall-when-preview")
     def _preview(self, phrases: list[str]) -> None:
-        from recall_tui.preview import preview_recall_when
+        from recall_tui.tuning.preview import preview_recall_when
 
         worker = get_current_worker()
         try:
@@ -241,7 +241,7 @@ class RecallWhenScreen(ModalScreen[Any]):
 
     @on(Button.Pressed, "#rw-save")
     def action_save(self) -> None:
-        from recall_tui.preview import apply_recall_when
+        from recall_tui.tuning.preview import apply_recall_when
 
         try:
             applied = apply_recall_when(self.engine, self.memory_id, self.new_phrases(),

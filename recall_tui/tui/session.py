@@ -15,8 +15,8 @@ from typing import Any
 from rich.text import Text
 from textual import work
 
-from recall_tui.recording import Recorder
-from recall_tui.trace import Trace
+from recall_tui.diagnostics.recording import Recorder
+from recall_tui.engine.trace import Trace
 from recall_tui.tui.safe import one_line
 
 #: Warm repeats the bug-report action measures: enough for a median, quick enough to wait for.
@@ -102,7 +102,12 @@ class SessionTools:
     @work(thread=True, exclusive=True, group="report")
     def build_bug_report(self, query: str) -> None:
         """Run `build_report`, write the Markdown and JSON twins, copy the Markdown."""
-        from recall_tui.report import REPORTS_DIR, build_report, render_markdown, write_report
+        from recall_tui.diagnostics.report import (
+            REPORTS_DIR,
+            build_report,
+            render_markdown,
+            write_report,
+        )
 
         app: Any = self
         try:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recall_tui.model import Vault
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
+from recall_tui.vault.model import Vault
 
 
 @dataclass(frozen=True)

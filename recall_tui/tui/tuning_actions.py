@@ -69,7 +69,7 @@ class TuningActions:
 
     def action_save_preset(self) -> None:
         """Ask for a name and save the tuned configuration as a preset."""
-        from recall_tui.presets_io import changed_knobs
+        from recall_tui.tuning.presets_io import changed_knobs
 
         pane = self.tuning_pane()
         if pane is None or pane.config is None or pane.base is None:
@@ -80,7 +80,7 @@ class TuningActions:
                          lambda choice: self._save_preset(pane, choice))
 
     def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
-        from recall_tui.presets_io import save_preset
+        from recall_tui.tuning.presets_io import save_preset
 
         if choice is None or pane.config is None:
             return
@@ -111,8 +111,8 @@ class TuningActions:
 
     def action_judge(self) -> None:
         """Grade the selected hit for the current query in golden.jsonl."""
-        from recall_tui.golden import file_hash
-        from recall_tui.metrics import read_golden
+        from recall_tui.tuning.golden import file_hash
+        from recall_tui.tuning.metrics import read_golden
 
         mid, query = self._selected_hit(), self.request.query.strip()  # type: ignore[attr-defined]
         if not mid or not query or self.engine is None:  # type: ignore[attr-defined]
@@ -135,8 +135,8 @@ class TuningActions:
 
     def _judge(self, path: Path, query: str, mid: str, grade: int | str | None,
                expected: str | None) -> None:
-        from recall_tui.edit import EditConflict
-        from recall_tui.golden import mark_relevant
+        from recall_tui.tuning.golden import mark_relevant
+        from recall_tui.vault.edit import EditConflict
 
         if grade is None:
             return
@@ -194,7 +194,7 @@ class TuningActions:
         """Open the selected memory in $VISUAL / $EDITOR, then pick up what changed."""
         from textual.app import SuspendNotSupported
 
-        from recall_tui.watch import refresh
+        from recall_tui.index.watch import refresh
 
         mid = self._selected_hit()
         memory = self.vault.get(mid) if (self.vault and mid) else None  # type: ignore[attr-defined]
@@ -222,7 +222,7 @@ class TuningActions:
 
     def start_watching(self) -> None:
         """Start the vault watcher when this app should watch (see `watch_vault`)."""
-        from recall_tui.watch import VaultWatcher
+        from recall_tui.index.watch import VaultWatcher
 
         want = self.watch_vault
         if want is None:

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from recall_tui.config import BoostsConfig
+from recall_tui.engine.config import BoostsConfig
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.model import Memory
-from recall_tui.trace import BoostFactor, Candidate
+from recall_tui.engine.trace import BoostFactor, Candidate
+from recall_tui.vault.model import Memory
 
 LEXICAL = frozenset({"keyword", "fuzzy"})
 BUCKETS = ((0, 6, "night"), (6, 12, "morning"), (12, 18, "afternoon"), (18, 24, "evening"))

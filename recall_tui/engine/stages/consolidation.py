@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
 
 
 def run(engine, st: RecallState) -> Out:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from recall_tui.config import FilterConfig
+from recall_tui.engine.config import FilterConfig
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.model import Memory, Role, Vault
+from recall_tui.vault.model import Memory, Role, Vault
 
 
 def effective_filter(cfg: FilterConfig, call) -> FilterConfig:

@@ -10,7 +10,7 @@ bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` re
 from __future__ import annotations
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
 
 
 def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, float]:

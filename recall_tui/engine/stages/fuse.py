@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import CHANNELS, Candidate, ChannelScore
+from recall_tui.engine.trace import CHANNELS, Candidate, ChannelScore
 
 
 def rrf(rankings: Mapping[str, Sequence[tuple[str, float, int]]], weights: Mapping[str, float],

@@ -10,8 +10,8 @@ Results are de-duplicated by id in that order; each candidate's note names its s
 from __future__ import annotations
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.text import fold
-from recall_tui.trace import Candidate
+from recall_tui.engine.text import fold
+from recall_tui.engine.trace import Candidate
 
 
 def run(engine, st: RecallState) -> Out:

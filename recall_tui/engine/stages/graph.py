@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.model import EntityGraph
-from recall_tui.text import words
-from recall_tui.trace import Candidate
+from recall_tui.engine.text import words
+from recall_tui.engine.trace import Candidate
+from recall_tui.vault.model import EntityGraph
 
 
 def normalise_entity(name: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.model import Vault
-from recall_tui.trace import Candidate, HopInfo
+from recall_tui.engine.trace import Candidate, HopInfo
+from recall_tui.vault.model import Vault
 
 
 def expand(vault: Vault, parents: Sequence[str], score: Mapping[str, float], factor: float,

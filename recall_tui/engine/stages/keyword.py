@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from recall_tui.engine.bm25 import FIELDS
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate, MatchedTerms
+from recall_tui.engine.trace import Candidate, MatchedTerms
 
 
 def field_weights(cfg) -> dict[str, float]:

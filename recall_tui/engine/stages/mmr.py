@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.text import jaccard
-from recall_tui.trace import Candidate, MMRStep
+from recall_tui.engine.text import jaccard
+from recall_tui.engine.trace import Candidate, MMRStep
 
 
 def mmr_order(ids: Sequence[str], relevance: Mapping[str, float],

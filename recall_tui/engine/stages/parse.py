@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from recall_tui.config import Config
+from recall_tui.engine.config import Config
 from recall_tui.engine.state import ParsedQuery
-from recall_tui.text import STOP_WORDS, analyze, porter_stem, words
+from recall_tui.engine.text import STOP_WORDS, analyze, porter_stem, words
 
 INLINE_KEYS = ("type", "scope", "tag", "source", "session", "as_of", "topic")
 _INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):(\S+)", re.IGNORECASE)

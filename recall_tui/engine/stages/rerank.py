@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
 
 
 class Reranker(Protocol):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from recall_tui import signature as lsh
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
+from recall_tui.index import signature as lsh
 
 
 def run(engine, st: RecallState) -> Out:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from recall_tui.engine.stages.parse import looks_like_topic_key
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
 
 
 def resolve_key(engine, st: RecallState) -> tuple[str | None, str]:

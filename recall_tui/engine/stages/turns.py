@@ -7,7 +7,7 @@ import numpy as np
 
 from recall_tui.engine.stages.vector import query_vector
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate, TurnHit
+from recall_tui.engine.trace import Candidate, TurnHit
 
 
 def run(engine, st: RecallState) -> Out:

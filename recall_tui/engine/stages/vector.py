@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.trace import Candidate
+from recall_tui.engine.trace import Candidate
 
 
 def query_vector(engine, st: RecallState):

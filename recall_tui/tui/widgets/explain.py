@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from recall_tui.model import Vault
-from recall_tui.trace import Hit, StageRecord
+from recall_tui.engine.trace import Hit, StageRecord
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable, VimTree
+from recall_tui.vault.model import Vault
 
 
 def _kv(key: str, value: object, style: str = "") -> Text:

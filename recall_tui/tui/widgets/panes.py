@@ -19,12 +19,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
-from recall_tui.model import Memory
-from recall_tui.trace import STAGE_ORDER
+from recall_tui.engine.trace import STAGE_ORDER
 from recall_tui.tui.safe import clean, lit, one_line
 from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tui.widgets.waterfall import ordered_stages
+from recall_tui.vault.model import Memory
 
 SPARKS = "▁▂▃▄▅▆▇█"
 

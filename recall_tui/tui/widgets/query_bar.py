@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select
 
-from recall_tui.model import MEMORY_TYPES
+from recall_tui.vault.model import MEMORY_TYPES
 
 ANY_TYPE = "any"
 

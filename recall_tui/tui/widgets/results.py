@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets.data_table import CellDoesNotExist
 
-from recall_tui.trace import Hit, Trace
+from recall_tui.engine.trace import Hit, Trace
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
 

@@ -2,8 +2,8 @@
 golden set scored under the tuned and the starting configuration.
 
 Nothing here computes a score. Every figure comes from the headless modules: the engine runs
-the query under each `Config` (`Engine.recall(config=...)`), `recall_tui.compare` says how each
-hit moved (`rank_deltas`, `diff_rankings`), `recall_tui.golden` scores the judged queries
+the query under each `Config` (`Engine.recall(config=...)`), `recall_tui.tuning.compare` says how each
+hit moved (`rank_deltas`, `diff_rankings`), `recall_tui.tuning.golden` scores the judged queries
 (`run_golden`, `compare_runs`: the figures `recall-tui eval` prints). The engine work runs in
 exclusive thread workers that pass their cancel flag down, so moving a knob again drops the
 run in flight.
@@ -25,13 +25,13 @@ from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from recall_tui.compare import Movement, RankingDiff, diff_rankings, rank_deltas
-from recall_tui.config import Config, knobs, load_preset
-from recall_tui.trace import Trace
+from recall_tui.engine.config import Config, knobs, load_preset
+from recall_tui.engine.trace import Trace
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.panes import StatePane
 from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tuning.compare import Movement, RankingDiff, diff_rankings, rank_deltas
 
 #: Cut-off of the golden figures: the same default as `recall-tui eval --k`.
 GOLDEN_K = 10
@@ -91,7 +91,7 @@ def knob_group(path: str) -> str:
 
 
 def movement_text(m: Movement | None) -> Text:
-    """`▲2` green, `▼1` red, `=`, `new`, `dropped` — the label `recall_tui.compare` gives."""
+    """`▲2` green, `▼1` red, `=`, `new`, `dropped` — the label `recall_tui.tuning.compare` gives."""
     if m is None:
         return Text("")
     return Text(m.label, style=MOVE_STYLE.get(m.kind, ""))
@@ -462,8 +462,8 @@ class TuningPane(StatePane):
         self._golden_timer = self.set_timer(GOLDEN_DEBOUNCE_S, self._start_golden)
 
     def _start_golden(self) -> None:
-        from recall_tui.golden import file_hash
-        from recall_tui.metrics import read_golden
+        from recall_tui.tuning.golden import file_hash
+        from recall_tui.tuning.metrics import read_golden
 
         self._golden_timer = None
         app = self.recall_app
@@ -507,7 +507,7 @@ class TuningPane(StatePane):
     def _run_golden(self, engine: Any, queries: list[Any], base: Config, config: Config,
                     now: datetime, base_key: tuple[str, str, str | None]) -> None:
         from recall_tui.engine import Cancelled
-        from recall_tui.golden import run_golden
+        from recall_tui.tuning.golden import run_golden
 
         worker = get_current_worker()
         cancel = lambda: worker.is_cancelled  # noqa: E731 - handed down to the engine
@@ -552,7 +552,7 @@ class TuningPane(StatePane):
         self._draw_golden()
 
     def _draw_golden(self) -> None:
-        from recall_tui.golden import compare_runs
+        from recall_tui.tuning.golden import compare_runs
 
         summary = self.query_one("#golden-summary", Static)
         table = self.query_one("#golden-table", VimTable)

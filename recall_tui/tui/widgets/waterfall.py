@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.message import Message
 
-from recall_tui.trace import STAGE_ORDER, StageRecord, Trace
+from recall_tui.engine.trace import STAGE_ORDER, StageRecord, Trace
 from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from recall_tui.model import Vault
-from recall_tui.trace import Trace, WhyNot
+from recall_tui.engine.trace import Trace, WhyNot
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.vault.model import Vault
 
 
 def why_text(w: WhyNot) -> Text:

@@ -2,7 +2,7 @@
 
 The tuning pane changes knobs on a copy of the preset it started from; when the result is
 worth keeping it is saved as a TOML preset in the vault's `.recall/presets/` (travels with the
-vault) or the user's config folder (every vault), where `recall_tui.config.load_preset` finds
+vault) or the user's config folder (every vault), where `recall_tui.engine.config.load_preset` finds
 it by name. The file holds the complete configuration, so it keeps meaning the same thing when
 a built-in default changes later; a comment header lists the knobs that differ from the preset
 it started from. Headless: no textual, no rich.
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_tui.config import PRESET_DIR, Config, knobs, preset_dirs
-from recall_tui.edit import atomic_write
+from recall_tui.engine.config import PRESET_DIR, Config, knobs, preset_dirs
+from recall_tui.vault.edit import atomic_write
 
 #: A preset name: a file stem that is safe on every platform.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -13,9 +13,13 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
+
+#: Identifies a report's JSON twin (replay checks it) and its layout version.
+REPORT_KIND = "recall-tui-report"
+REPORT_VERSION = 1
 
 #: Where recordings go, relative to the vault root (inside `.recall/`, the one place we write).
 RECORDINGS_DIR = Path(".recall") / "recordings"
@@ -153,8 +157,6 @@ def load_traces(path: str | os.PathLike[str]) -> list[Trace]:
     """The traces of any replayable file: a recording (.jsonl, one trace per line), a report's
     JSON twin, or a single trace JSON (`recall-tui query --json`). RecordingError names the
     file and the reason for anything else."""
-    from recall_tui.report import report_traces_from_data
-
     p = Path(path)
     if p.is_dir():
         raise RecordingError(f"{p}: is a folder, not a recording or report")
@@ -180,3 +182,35 @@ def load_traces(path: str | os.PathLike[str]) -> list[Trace]:
         raise RecordingError(f"{p}: expected a recording, a report or a trace, "
                              f"got a JSON {type(data).__name__}")
     return read_recording(p)
+
+
+def load_report_traces(path: str | os.PathLike[str]) -> list[Trace]:
+    """The traces of a report's JSON twin; RecordingError naming the file and the reason."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordingError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise RecordingError(f"{p}: is a folder, not a report") from None
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{p}: not JSON: {exc.msg} (line {exc.lineno})") from None
+    except OSError as exc:
+        raise RecordingError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    return report_traces_from_data(data, str(p))
+
+
+def report_traces_from_data(data: Any, where: str) -> list[Trace]:
+    """The traces of an already parsed report JSON (see `load_report_traces`)."""
+    if not isinstance(data, dict) or data.get("kind") != REPORT_KIND:
+        raise RecordingError(f"{where}: not a recall-tui report (no \"kind\": \"{REPORT_KIND}\")")
+    version = data.get("report_version")
+    if version != REPORT_VERSION:
+        raise RecordingError(f"{where}: report_version {version!r} is not supported "
+                             f"(this build reads {REPORT_VERSION})")
+    traces = data.get("traces")
+    if not isinstance(traces, list) or not traces:
+        raise RecordingError(f"{where}: the report holds no traces")
+    return [trace_from_dict(d, f"{where}: traces[{i}]") for i, d in enumerate(traces)]

@@ -39,7 +39,7 @@ from frontmatter.default_handlers import YAMLHandler
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from recall_tui.model import (
+from recall_tui.vault.model import (
     KNOWN_KEYS,
     MEMORY_TYPES,
     STATUSES,

@@ -2,7 +2,7 @@
 
 The tuning pane re-scores the whole golden set every time a knob moves, so this module gives
 it three things, all headless: `run_golden` (every judged query through the engine, scored by
-`recall_tui.metrics`, cancellable between queries so a UI worker can drop a stale run),
+`recall_tui.tuning.metrics`, cancellable between queries so a UI worker can drop a stale run),
 `compare_runs` (a badge per query, better / worse / same, and the change of every mean), and
 `mark_relevant` (write one judgement back into golden.jsonl, atomically, refusing when the
 file changed since it was read). `recall-tui eval` scores through `score_queries` too, so the
@@ -22,11 +22,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from recall_tui import metrics
-from recall_tui.config import Config
-from recall_tui.edit import EditConflict, atomic_write, content_hash
 from recall_tui.engine import Cancelled
-from recall_tui.metrics import GoldenQuery, QueryResult
+from recall_tui.engine.config import Config
+from recall_tui.tuning import metrics
+from recall_tui.tuning.metrics import GoldenQuery, QueryResult
+from recall_tui.vault.edit import EditConflict, atomic_write, content_hash
 
 #: The order the badge looks at metrics: graded and top-weighted first, then coverage, then
 #: the first relevant hit's rank. The first metric that differs decides.
@@ -143,7 +143,7 @@ class RunComparison:
     same: int
     """Queries whose badge is `same`."""
     paired: metrics.Comparison
-    """The paired test of `recall_tui.metrics.compare` (wins, losses, p-values per metric)."""
+    """The paired test of `recall_tui.tuning.metrics.compare` (wins, losses, p-values per metric)."""
 
 
 def _delta(cur: float | None, base: float | None) -> float | None:

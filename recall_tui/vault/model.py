@@ -259,7 +259,7 @@ class EntityGraph:
 
 @dataclass(frozen=True)
 class Vault:
-    """Everything read from one vault folder. Built by `recall_tui.vault.read_vault`."""
+    """Everything read from one vault folder. Built by `recall_tui.vault.reader.read_vault`."""
 
     root: str
     memories: Mapping[str, Memory] = field(hash=False)

@@ -33,9 +33,9 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from recall_tui.embed import Embedder, EmbedderUnavailable
-from recall_tui.model import Memory, Turn, Vault
-from recall_tui.signature import BITS, from_bytes, signature, to_bytes
+from recall_tui.index.embed import Embedder, EmbedderUnavailable
+from recall_tui.index.signature import BITS, from_bytes, signature, to_bytes
+from recall_tui.vault.model import Memory, Turn, Vault
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
 SCHEMA_VERSION = 1

@@ -19,9 +19,9 @@ from typing import Any
 
 import watchfiles
 
-from recall_tui.index import IndexFileError, IndexReport
-from recall_tui.model import Vault
-from recall_tui.vault import read_vault
+from recall_tui.index.store import IndexFileError, IndexReport
+from recall_tui.vault.model import Vault
+from recall_tui.vault.reader import read_vault
 
 #: One refresh at a time: the watcher thread and the UI (after `$EDITOR`) may both ask.
 _REFRESH_LOCK = threading.Lock()

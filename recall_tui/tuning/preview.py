@@ -6,7 +6,7 @@ the golden-set figures. `preview_recall_when` answers on a scratch copy: the ind
 copied (SQLite's online backup) into a temp folder, the memory is replaced in memory by a
 copy with the new phrases, and `Index.open` on that copy re-indexes and re-embeds that one
 memory only. The real vault and index are never written. `apply_recall_when` then saves
-through `recall_tui.edit` (byte-preserving, atomic, conflict-checked) and refreshes the
+through `recall_tui.vault.edit` (byte-preserving, atomic, conflict-checked) and refreshes the
 engine. Headless: no textual, no rich.
 """
 
@@ -24,21 +24,21 @@ from typing import Any
 
 import apsw
 
-from recall_tui.config import Config
-from recall_tui.edit import (
+from recall_tui.engine import Engine
+from recall_tui.engine.config import Config
+from recall_tui.engine.trace import Trace, WhyNot
+from recall_tui.index.store import Index
+from recall_tui.index.watch import ChangeSummary, refresh
+from recall_tui.tuning.golden import GoldenRun, RunComparison, compare_runs, run_golden
+from recall_tui.tuning.metrics import GoldenQuery
+from recall_tui.vault.edit import (
     EditResult,
     content_hash,
     read_phrases,
     rewrite_recall_when,
     set_recall_when,
 )
-from recall_tui.engine import Engine
-from recall_tui.golden import GoldenRun, RunComparison, compare_runs, run_golden
-from recall_tui.index import Index
-from recall_tui.metrics import GoldenQuery
-from recall_tui.model import Vault
-from recall_tui.trace import Trace, WhyNot
-from recall_tui.watch import ChangeSummary, refresh
+from recall_tui.vault.model import Vault
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def preview_recall_when(engine: Engine, memory_id: str, phrases: Sequence[str], 
                         now: datetime | None = None, k: int | None = None,
                         golden_baseline: GoldenRun | None = None) -> Preview:
     """Measure `phrases` as the memory's recall_when for `query` (and the golden set) without
-    writing anything. Raises KeyError for an unknown id and `recall_tui.edit.EditError` when
+    writing anything. Raises KeyError for an unknown id and `recall_tui.vault.edit.EditError` when
     the phrases cannot be written into the file (the same check saving does).
 
     `golden_baseline`, a run of the same `golden` on the current vault under the same
@@ -206,7 +206,7 @@ def apply_recall_when(engine: Engine, memory_id: str, phrases: Sequence[str], *,
                       expected_hash: str) -> AppliedEdit:
     """Save `phrases` as the memory's recall_when and refresh the engine.
 
-    Writes only the `recall_when` lines, atomically; raises `recall_tui.edit.EditConflict`
+    Writes only the `recall_when` lines, atomically; raises `recall_tui.vault.edit.EditConflict`
     (both versions attached, nothing written) when the file's sha256 is no longer
     `expected_hash`. Then the vault is re-read and the index updated: only the edited file
     differs, so only that memory is re-indexed and re-embedded.

@@ -1,6 +1,6 @@
 """Benchmarks: the pipeline per stage, the index, memory, and the stages against oracles.
 
-`run_bench` measures one vault per fresh child process (`python -m recall_tui.bench child`),
+`run_bench` measures one vault per fresh child process (`python -m recall_tui.diagnostics.bench child`),
 so each vault's peak memory (`ru_maxrss`) is its own: onnxruntime and SQLite allocate outside
 Python's heap, where tracemalloc cannot see. In the child:
 
@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from recall_tui.report import percentile
-from recall_tui.trace import STAGE_ORDER
+from recall_tui.diagnostics.report import percentile
+from recall_tui.engine.trace import STAGE_ORDER
 
 BENCH_KIND = "recall-tui-bench"
 BENCH_VERSION = 1
@@ -80,7 +80,7 @@ def make_bench_embedder(kind: str):
     if kind == "standin":
         return StandinEmbedder()
     if kind == "local":
-        from recall_tui.embed import make_embedder
+        from recall_tui.index.embed import make_embedder
 
         emb, _ = make_embedder("local")
         return emb
@@ -181,7 +181,7 @@ def keyword_oracle(engine: Any, cfg: Any, queries: Sequence[str]) -> dict[str, A
     from recall_tui.engine.bm25 import field_text
     from recall_tui.engine.stages.keyword import field_weights
     from recall_tui.engine.stages.parse import parse_query
-    from recall_tui.text import analyze
+    from recall_tui.engine.text import analyze
 
     kidx = engine.keyword_index(cfg)
     memories = [engine.vault.memories[mid] for mid in kidx.ids]
@@ -269,10 +269,10 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                   oracles: bool = True, log: Callable[[str], None] = lambda s: None
                   ) -> dict[str, Any]:
     """Every figure for one vault, measured in this process (call it in a fresh one)."""
-    from recall_tui.config import load_preset
     from recall_tui.engine import Engine
-    from recall_tui.index import Index
-    from recall_tui.vault import read_vault
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
 
     baseline_mb = peak_rss_mb()
     log(f"reading {vault_path} ...")
@@ -430,7 +430,7 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
                 log: Callable[[str], None] = lambda s: None) -> Path:
     """The synthetic vault of n memories, written once and reused (written to a temporary
     name and renamed, so an interrupted write is never mistaken for a finished vault)."""
-    from recall_tui.synth import write_synth_vault
+    from recall_tui.diagnostics.synth import write_synth_vault
 
     root = (folder or cache_dir()) / f"synth-{n}-seed{seed}"
     if (root / "queries.jsonl").is_file():
@@ -449,9 +449,9 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
 
 def _child(args: list[str], log: Callable[[str], None] = lambda s: None
            ) -> tuple[dict[str, Any], float]:
-    """Run `python -m recall_tui.bench ARGS`, pass its progress lines (stderr) to `log`, and
+    """Run `python -m recall_tui.diagnostics.bench ARGS`, pass its progress lines (stderr) to `log`, and
     parse the JSON it prints last on stdout; also the epoch time it was spawned at."""
-    cmd = [sys.executable, "-m", "recall_tui.bench", *args]
+    cmd = [sys.executable, "-m", "recall_tui.diagnostics.bench", *args]
     spawned = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     errors: list[str] = []
@@ -726,7 +726,7 @@ def _progress(text: str) -> None:
 def _main(argv: list[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m recall_tui.bench")
+    p = argparse.ArgumentParser(prog="python -m recall_tui.diagnostics.bench")
     sub = p.add_subparsers(dest="mode", required=True)
     c = sub.add_parser("child")
     c.add_argument("vault")

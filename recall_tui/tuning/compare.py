@@ -2,7 +2,7 @@
 
 The side-by-side view and the tuning pane's "rank change against the configuration you
 started from" column both read this module, so "up 2" means the same everywhere: a better
-(smaller) rank in B than in A. List similarity comes from `recall_tui.metrics` (overlap at k,
+(smaller) rank in B than in A. List similarity comes from `recall_tui.tuning.metrics` (overlap at k,
 rank-biased overlap). Pure functions over traces; headless (no textual, no rich).
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from recall_tui import metrics
-from recall_tui.trace import Trace
+from recall_tui.engine.trace import Trace
+from recall_tui.tuning import metrics
 
 #: Persistence of the rank-biased overlap shown beside the two lists (top 10 ranks ≈ 86%).
 RBO_P = 0.9

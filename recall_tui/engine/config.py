@@ -23,7 +23,7 @@ from typing import Any
 
 import tomllib
 
-PRESET_DIR = Path(__file__).resolve().parent / "presets"
+PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from recall_tui.recording import RecordingError, trace_from_dict
-from recall_tui.trace import STAGE_ORDER, Hit, Trace
+from recall_tui.diagnostics.recording import (  # noqa: F401  (re-exported: readers live there)
+    REPORT_KIND,
+    REPORT_VERSION,
+    RecordingError,
+    file_stamp,
+    load_report_traces,
+    report_traces_from_data,
+    trace_from_dict,
+)
+from recall_tui.engine.trace import STAGE_ORDER, Hit, Trace
 
-#: Identifies a report's JSON twin (replay checks it) and its layout version.
-REPORT_KIND = "recall-tui-report"
-REPORT_VERSION = 1
 #: Where reports go by default, relative to the vault root.
 REPORTS_DIR = Path(".recall") / "reports"
 #: Distributions whose versions a report lists (read from metadata, never imported).
@@ -176,7 +181,7 @@ def index_facts(engine: Any) -> dict[str, Any]:
     if index is None:
         return {"schema_version": None, "path": None, "size_bytes": 0, "embedder": "none",
                 "model": "", "dim": 0, "vectors": 0}
-    from recall_tui.index import SCHEMA_VERSION
+    from recall_tui.index.store import SCHEMA_VERSION
 
     info = dict(index.embedder_info or {})
     path = str(getattr(index, "path", ""))
@@ -445,8 +450,6 @@ def report_to_json(report: Report) -> str:
 def write_report(report: Report, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write `report-<timestamp>.md` and `report-<timestamp>.json` into `out_dir` (created
     when missing); returns both paths. A name already taken gets a `-2`, `-3`... suffix."""
-    from recall_tui.recording import file_stamp
-
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     when = datetime.fromisoformat(report.created.replace("Z", "+00:00"))
@@ -461,35 +464,3 @@ def write_report(report: Report, out_dir: str | os.PathLike[str]) -> tuple[Path,
     md.write_text(render_markdown(report), encoding="utf-8")
     js.write_text(report_to_json(report) + "\n", encoding="utf-8")
     return md, js
-
-
-def load_report_traces(path: str | os.PathLike[str]) -> list[Trace]:
-    """The traces of a report's JSON twin; RecordingError naming the file and the reason."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise RecordingError(f"{p}: is a folder, not a report") from None
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"{p}: not JSON: {exc.msg} (line {exc.lineno})") from None
-    except OSError as exc:
-        raise RecordingError(f"{p}: cannot be read: {exc.strerror or exc}") from None
-    return report_traces_from_data(data, str(p))
-
-
-def report_traces_from_data(data: Any, where: str) -> list[Trace]:
-    """The traces of an already parsed report JSON (see `load_report_traces`)."""
-    if not isinstance(data, dict) or data.get("kind") != REPORT_KIND:
-        raise RecordingError(f"{where}: not a recall-tui report (no \"kind\": \"{REPORT_KIND}\")")
-    version = data.get("report_version")
-    if version != REPORT_VERSION:
-        raise RecordingError(f"{where}: report_version {version!r} is not supported "
-                             f"(this build reads {REPORT_VERSION})")
-    traces = data.get("traces")
-    if not isinstance(traces, list) or not traces:
-        raise RecordingError(f"{where}: the report holds no traces")
-    return [trace_from_dict(d, f"{where}: traces[{i}]") for i, d in enumerate(traces)]

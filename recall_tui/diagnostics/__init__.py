@@ -1,0 +1,8 @@
+"""The diagnostics layer: what is measured and kept about recalls.
+
+Owns trace recordings and the reading of any replayable file (`recording.py`), bug reports
+(`report.py`), benchmarks (`bench.py`) and the synthetic vault generator (`synth.py`).
+
+May import: `recall_tui.engine`, `recall_tui.index`, `recall_tui.vault`. Not `tuning`,
+`agent` or a front end. Start with `recording.py`.
+"""

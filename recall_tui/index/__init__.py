@@ -1,0 +1,10 @@
+"""The index layer: what is kept on disk about a vault, and how it is searched.
+
+Owns the apsw store and its schema (`store.py`: FTS5 porter and trigram tables, sqlite-vec
+vectors, the numpy kNN over cached vectors, the embedding cache), the embedders
+(`embed.py`: local MiniLM ONNX, ollama, none), SimHash signatures (`signature.py`) and the
+watcher that re-indexes what changed on disk (`watch.py`).
+
+May import: `recall_tui.vault`. Never the engine, tuning, diagnostics, agent or a front end.
+Start with `store.py` (`Index.open`).
+"""
