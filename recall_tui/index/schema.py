@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +21,10 @@ from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
 SCHEMA_VERSION = 1
+#: How long a write waits for another process's write transaction before giving up (ms). Write
+#: transactions are short (embedding runs outside them), so this is only reached when something
+#: is badly stuck; waiting long beats failing with "database is locked".
+BUSY_TIMEOUT_MS = 60_000
 #: Files up to this size get a full `PRAGMA quick_check` on open (about 20 ms per MB).
 QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
 _REQUIRED_TABLES = frozenset(
@@ -52,22 +57,88 @@ def _cache_index_path(vault_root: str | os.PathLike) -> Path:
     return Path(base) / "recall-tui" / digest / "index.sqlite"
 
 
-def resolve_index_path(vault_root: str | os.PathLike) -> tuple[Path, str]:
-    """The index path for a vault, and a note when it had to fall back to the cache folder."""
+def _writable_dir(folder: Path, *, parents: bool) -> None:
+    """Make `folder` if needed and prove a file can be written in it; OSError if not."""
+    folder.mkdir(parents=parents, exist_ok=True)
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(13, "not writable", str(folder))
+    probe = folder / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
+def resolve_index_path(vault_root: str | os.PathLike) -> tuple[Path | None, str]:
+    """The index path for a vault, and a note when it is not `VAULT/.recall/index.sqlite`.
+
+    A vault whose `.recall/` cannot be written (read-only folder, `.recall` a file, full disk)
+    falls back to a file under the user's cache folder; when that cannot be written either,
+    the path is None: the caller keeps the index in memory for this run.
+    """
     path = default_index_path(vault_root)
     try:
-        path.parent.mkdir(exist_ok=True)
-        if not os.access(path.parent, os.W_OK):
-            raise PermissionError(f"{path.parent} is not writable")
-        probe = path.parent / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        _writable_dir(path.parent, parents=False)
         return path, ""
     except OSError as exc:
-        fallback = _cache_index_path(vault_root)
-        fallback.parent.mkdir(parents=True, exist_ok=True)
-        reason = exc.strerror or str(exc)
-        return fallback, f"the vault is not writable ({reason}); index kept in {fallback}"
+        reason = _os_reason(exc, path.parent)
+    fallback = _cache_index_path(vault_root)
+    try:
+        _writable_dir(fallback.parent, parents=True)
+    except OSError as exc:
+        return None, (
+            f"{path.parent} cannot be written ({reason}) nor can the cache folder "
+            f"({_os_reason(exc, fallback.parent)}): the index is kept in memory for this run, "
+            "nothing is saved"
+        )
+    return fallback, f"the vault is not writable ({reason}); index kept in {fallback}"
+
+
+def _os_reason(exc: OSError, folder: Path) -> str:
+    what = exc.strerror or str(exc)
+    where = exc.filename or folder
+    return f"{where}: {what}"
+
+
+def memory_fallback_note(target: Path | str, exc: BaseException) -> str:
+    """What to say when writing the index file failed and the index is kept in memory."""
+    return (
+        f"{target} cannot be written ({type(exc).__name__}: {exc}): the index is kept in "
+        "memory for this run, nothing is saved"
+    )
+
+
+#: Errors that mean the index file cannot be written (read-only file system, full disk,
+#: permissions): the index falls back to memory instead of failing.
+WRITE_FAILURES: tuple[type[BaseException], ...] = (
+    apsw.ReadOnlyError,
+    apsw.FullError,
+    apsw.IOError,
+    apsw.CantOpenError,
+    apsw.PermissionsError,
+    OSError,
+)
+
+
+@contextlib.contextmanager
+def write_txn(conn: apsw.Connection):
+    """A write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
+
+    A deferred transaction that reads and then writes fails at once with "database is locked"
+    (SQLITE_BUSY_SNAPSHOT) when another process committed between its read and its write; an
+    immediate one waits (busy timeout) for the lock, then reads what is current, so checks
+    made inside it hold until the commit. Nested use becomes a savepoint.
+    """
+    if conn.in_transaction:
+        with conn:
+            yield conn
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        with contextlib.suppress(apsw.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
@@ -77,7 +148,7 @@ def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
         else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     )
     conn = apsw.Connection(path, flags=flags)
-    conn.set_busy_timeout(5000)
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
@@ -105,6 +176,8 @@ def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
             check = conn.execute("PRAGMA quick_check(1)").fetchone()
             if not check or check[0] != "ok":
                 return f"integrity check failed: {check[0] if check else 'no answer'}"
+    except (apsw.BusyError, apsw.LockedError):
+        raise
     except apsw.Error as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -117,6 +190,11 @@ def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
     try:
         conn = _connect(str(path))
         why = _validate(conn, path.stat().st_size)
+    except (apsw.BusyError, apsw.LockedError):
+        # Another process holds the file: it is in use, not damaged. Never delete it.
+        if conn is not None:
+            conn.close()
+        raise
     except apsw.Error as exc:
         why = f"{type(exc).__name__}: {exc}"
     if why is None:

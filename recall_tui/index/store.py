@@ -55,6 +55,7 @@ from recall_tui.index.schema import (
     _SCHEMA,
     QUICK_CHECK_MAX_BYTES,
     SCHEMA_VERSION,
+    WRITE_FAILURES,
     IndexFileError,
     _cache_index_path,
     _connect,
@@ -62,8 +63,10 @@ from recall_tui.index.schema import (
     _open_existing,
     _validate,
     default_index_path,
+    memory_fallback_note,
     remove_index_files,
     resolve_index_path,
+    write_txn,
 )
 from recall_tui.index.signature import BITS, from_bytes
 from recall_tui.index.sync import (
@@ -167,6 +170,7 @@ class Index(FtsSearch, VectorStore, IndexSync):
         self._novec: set[int] | None = None
         self._replicas: dict[str, Bm25Replica | None] = {}
         self._vectors_usable = True
+        self.stats_error: str | None = None
         self.report = IndexReport(path=path)
 
     # ------------------------------------------------------------------ opening
@@ -180,11 +184,20 @@ class Index(FtsSearch, VectorStore, IndexSync):
         path: str | os.PathLike | None = None,
         progress: Progress | None = None,
         read_only: bool = False,
+        rebuild: bool = False,
+        drop_cache: bool = False,
     ) -> Index:
         """Open the vault's index, building it or bringing it up to date with `vault`.
 
         `read_only` never writes: an existing sound index is used as it is (`report.stale`
         counts memories changed since), otherwise one is built in memory.
+
+        `rebuild` re-indexes every memory from nothing, in place and in one transaction (other
+        processes using the file keep working); the embedding cache and the recall statistics
+        are kept, so it re-embeds nothing already embedded, unless `drop_cache` drops them too.
+
+        When the index file cannot be written (read-only vault and cache folder, full disk),
+        the index is built in memory for this run and `report.location_note` says so.
         """
         start = time.perf_counter()
         note = ""
@@ -195,12 +208,42 @@ class Index(FtsSearch, VectorStore, IndexSync):
                     target = _cache_index_path(vault.root)
             else:
                 target, note = resolve_index_path(vault.root)
+                if target is None:
+                    return cls._open_in_memory(vault, embedder, progress, start, note)
         else:
             target = Path(path)
-            if not read_only:
-                target.parent.mkdir(parents=True, exist_ok=True)
         if read_only:
             return cls._open_read_only(vault, embedder, target, progress, start)
+        try:
+            if path is not None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            idx = cls._open_file(vault, embedder, target, progress, start, rebuild, drop_cache)
+        except WRITE_FAILURES as exc:
+            return cls._open_in_memory(
+                vault, embedder, progress, start, memory_fallback_note(target, exc)
+            )
+        rebuilt = idx.report.rebuilt
+        if rebuilt is None and rebuild:
+            rebuilt = "asked for (--rebuild" + (", --drop-cache)" if drop_cache else ")")
+        idx.report = replace(
+            idx.report,
+            location_note=note,
+            rebuilt=rebuilt,
+            ms=(time.perf_counter() - start) * 1000,
+        )
+        return idx
+
+    @classmethod
+    def _open_file(
+        cls,
+        vault: Vault,
+        embedder: Embedder,
+        target: Path,
+        progress: Progress | None,
+        start: float,
+        rebuild: bool,
+        drop_cache: bool,
+    ) -> Index:
         rebuilt: str | None = None
         conn: apsw.Connection | None = None
         if target.exists():
@@ -209,13 +252,16 @@ class Index(FtsSearch, VectorStore, IndexSync):
             fresh = conn is None
             if fresh:
                 conn = _connect(str(target))
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            idx = cls(conn, str(target), embedder, read_only=False)
             try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                idx = cls(conn, str(target), embedder, read_only=False)
                 if fresh:
                     idx._create_schema()
-                idx.report = idx._sync(vault, progress, start)
+                clear = None
+                if rebuild and not fresh:
+                    clear = "all" if drop_cache else "index"
+                idx.report = idx._sync(vault, progress, start, clear=clear)
                 break
             except (apsw.CorruptError, apsw.NotADBError) as exc:
                 # Damage the open-time checks did not reach (see _open_existing): rebuild once.
@@ -224,11 +270,27 @@ class Index(FtsSearch, VectorStore, IndexSync):
                 conn.close()
                 remove_index_files(target)
                 conn, rebuilt = None, f"{type(exc).__name__}: {exc}"
+            except BaseException:
+                conn.close()
+                raise
         idx.report = replace(
             idx.report,
-            location_note=note,
             rebuilt=(f"{target}: {rebuilt}; rebuilt from the vault" if rebuilt else None),
-            ms=(time.perf_counter() - start) * 1000,
+        )
+        return idx
+
+    @classmethod
+    def _open_in_memory(
+        cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str
+    ) -> Index:
+        """An index built in memory for this run (nothing is saved): the fallback when the
+        index file cannot be written. It takes updates and recall stats like a file would."""
+        conn = _connect(":memory:")
+        idx = cls(conn, ":memory:", embedder, read_only=False)
+        idx._create_schema()
+        idx.report = idx._sync(vault, progress, start)
+        idx.report = replace(
+            idx.report, location_note=note, ms=(time.perf_counter() - start) * 1000
         )
         return idx
 
@@ -275,10 +337,40 @@ class Index(FtsSearch, VectorStore, IndexSync):
         return idx
 
     def _create_schema(self) -> None:
-        with self._conn:
+        with write_txn(self._conn):
+            # Two processes may create the same new file at once: the second one finds the
+            # tables made (inside its write lock) and uses them.
+            made = self._conn.execute(
+                "SELECT 1 FROM sqlite_schema WHERE name='meta'"
+            ).fetchone()
+            if made is not None:
+                return
             self._conn.execute(_SCHEMA)
             now = _now_iso()
             self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
+
+    def _clear(self, what: str) -> None:
+        """Empty the index for a rebuild, inside the caller's write transaction: every
+        memory, turn, vector, edge and signature; with `what="all"` also the embedding cache
+        and the recall statistics (otherwise kept: they cost embedding time and history)."""
+        conn = self._conn
+        for table in ("memories", "edges", "turns", "signatures"):
+            conn.execute(f"DELETE FROM {table}")
+        for fts in ("memories_fts", "memories_trigram"):
+            conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('delete-all')")
+        conn.execute("DROP TABLE IF EXISTS memory_vectors")
+        if what == "all":
+            conn.execute("DELETE FROM embed_cache")
+            conn.execute("DELETE FROM recall_stats")
+        conn.execute(
+            "DELETE FROM meta WHERE key NOT IN ('schema_version', 'created')"
+        )
+        self._meta_cache = self._info_cache = None
+        self._row_hashes.clear()
+        self._synced = ([], [])
+        self._stored = self._novec = None
+        self._query_cache.clear()
+        self._invalidate()
 
     # ------------------------------------------------------------------ meta
 
@@ -402,7 +494,15 @@ class Index(FtsSearch, VectorStore, IndexSync):
         if at.tzinfo is None:
             at = at.replace(tzinfo=timezone.utc)
         stamp = at.isoformat()
-        with self._lock, self._conn:
+        try:
+            self._record(ids, at, stamp)
+        except WRITE_FAILURES as exc:
+            # Statistics are a nicety: a full disk or a file gone read-only must not fail the
+            # recall that was just made. Said once (`stats_error`), not on every recall.
+            self.stats_error = f"{self.path}: recall stats not recorded ({type(exc).__name__}: {exc})"
+
+    def _record(self, ids: Iterable[str], at: datetime, stamp: str) -> None:
+        with self._lock, write_txn(self._conn):
             for mid in dict.fromkeys(ids):
                 row = self._conn.execute(
                     "SELECT count, last_recalled, times FROM recall_stats WHERE id=?", (mid,)

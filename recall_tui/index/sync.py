@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from itertools import compress
 from operator import is_not
 
 from recall_tui.index.fts import FTS_COLUMNS
-from recall_tui.index.schema import IndexFileError, _now_iso
+from recall_tui.index.schema import IndexFileError, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
 from recall_tui.vault.model import Memory, Turn, Vault
 
@@ -126,6 +127,16 @@ def _row_hash(fields: tuple) -> str:
     return _sha(json.dumps(fields, default=str, ensure_ascii=False))
 
 
+def _stale_view(root: str, m: Memory) -> bool:
+    """True when `m`'s file changed on disk after `m` was read from it. A file that is gone
+    is not a stale view (the removal is someone else's to index, or the vault was built in
+    memory)."""
+    try:
+        return os.stat(os.path.join(root, m.path)).st_mtime != m.mtime
+    except OSError:
+        return False
+
+
 class IndexSync:
     """The incremental update of `Index` (a mixin: it uses the Index's connection, locks,
     caches and `_sync_vectors`)."""
@@ -140,12 +151,17 @@ class IndexSync:
         )
         return self.report
 
-    def _sync(self, vault: Vault, progress: Progress | None, start: float) -> IndexReport:
-        # Syncs run one at a time (two threads embedding the same rows would both insert
-        # them); queries only wait for `_lock`, which a sync holds while it writes.
+    def _sync(
+        self, vault: Vault, progress: Progress | None, start: float, clear: str | None = None
+    ) -> IndexReport:
+        # Syncs run one at a time in this process; queries only wait for `_lock`, which a
+        # sync holds while it writes. Other processes may sync the same file at the same time:
+        # every write is a `BEGIN IMMEDIATE` transaction that re-reads what it depends on
+        # inside the write lock (see docs/data-safety.md). `clear` ("index" or "all") empties
+        # the index first, in the same transaction (a rebuild, see `Index._clear`).
         with self._sync_lock:
             try:
-                return self._sync_locked(vault, progress)
+                return self._sync_locked(vault, progress, clear)
             except BaseException:
                 # A rolled-back write may have left caches describing what was not committed.
                 with self._lock:
@@ -153,14 +169,22 @@ class IndexSync:
                     self._stored = self._novec = None
                 raise
 
-    def _sync_locked(self, vault: Vault, progress: Progress | None) -> IndexReport:
+    def _sync_locked(
+        self, vault: Vault, progress: Progress | None, clear: str | None = None
+    ) -> IndexReport:
         conn = self._conn
-        with self._lock:
+        with self._lock, write_txn(conn):
+            if clear:
+                self._clear(clear)
             # What the memories table holds, from the last sync when no other connection has
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
             version = conn.execute("PRAGMA data_version").fetchone()[0]
             prev = self._stored[1] if self._stored and self._stored[0] == version else None
+            if self._stored is not None and prev is None:
+                # Another process wrote since our last sync: every cache of what the tables
+                # hold (vectors, bm25 replicas, signatures) may describe rows it replaced.
+                self._invalidate()
             self._stored = None
             if prev is None:
                 self._novec = None  # someone else wrote: ask the vector table again
@@ -197,7 +221,7 @@ class IndexSync:
                 unchanged = 0
             changed: list[tuple[Memory, tuple, str]] = []
             touched: list[tuple[float, int]] = []
-            added = updated = 0
+            added = updated = deferred = 0
             for m in todo:
                 hit = memo.get(m.id)
                 if hit is not None and hit[0] is m:
@@ -212,6 +236,12 @@ class IndexSync:
                     if old[2] != m.mtime:
                         touched.append((m.mtime, old[0]))
                     after[m.path] = (old[0], rh, m.mtime)
+                    continue
+                if old is not None and _stale_view(vault.root, m):
+                    # The file changed again after this process read it (another process, e.g.
+                    # an edit, is indexing the newer text): never put an older text back.
+                    deferred += 1
+                    after[m.path] = old
                     continue
                 if old is None:
                     added += 1
@@ -242,7 +272,7 @@ class IndexSync:
                     self._set_meta(updated=_now_iso())
             if changed or removed_rowids:
                 self._invalidate()
-            if conn.execute("PRAGMA data_version").fetchone()[0] == version:
+            if not deferred and conn.execute("PRAGMA data_version").fetchone()[0] == version:
                 self._stored = (version, after)
                 self._synced = (keys, objs)
         embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
@@ -253,7 +283,7 @@ class IndexSync:
             added=added,
             updated=updated,
             removed=len(removed_rowids),
-            unchanged=unchanged,
+            unchanged=unchanged + deferred,
             embedded=embedded,
             reused=reused,
             embed_error=error,

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from recall_tui.index.embed import Embedder, EmbedderUnavailable
+from recall_tui.index.schema import write_txn
 from recall_tui.index.sync import Progress, _sha, embed_text
 from recall_tui.vault.model import Vault
 
-#: Texts embedded per call while building, so progress moves and a failure loses little.
-EMBED_CHUNK = 64
+#: Texts embedded per call while building, each chunk committed on its own: progress moves,
+#: and a failure or a kill loses at most one chunk of embedding work.
+EMBED_CHUNK = 32
 #: Recent query embeddings kept in memory.
 QUERY_CACHE_SIZE = 256
 #: Largest vector matrix ranked with numpy (bigger ones are searched by sqlite-vec's kNN).
@@ -171,7 +173,7 @@ class VectorStore:
         emb = self.embedder
         key = _embedder_key(emb)
         if emb.name == "none":
-            with self._lock, conn:
+            with self._lock, write_txn(conn):
                 self._drop_vectors()
                 self._set_meta(
                     embedder_name="none",
@@ -184,7 +186,7 @@ class VectorStore:
         try:
             dim = emb.dim
         except EmbedderUnavailable as exc:
-            with self._lock, conn:
+            with self._lock, write_txn(conn):
                 self._drop_vectors()
                 self._set_meta(
                     embedder_name=emb.name,
@@ -194,7 +196,8 @@ class VectorStore:
                     embed_error=exc.reason,
                 )
             return 0, 0, 0.0, exc.reason
-        with self._lock, conn:
+        with self._lock, write_txn(conn):
+            self._meta_cache = None  # another process may have changed it
             if self._meta("embedder_key") != key or self._meta("embedder_dim") != str(dim):
                 self._drop_vectors()
             if not self._has_vec_table():
@@ -257,38 +260,34 @@ class VectorStore:
                 if h in missing and h not in texts and _sha(text) == h:
                     texts[h] = text
         todo = list(texts.items())
-        new: dict[str, np.ndarray] = {}
+        new: set[str] = set()
         error: str | None = None
         t0 = time.perf_counter()
+        # Vectors from the cache first, then each chunk as soon as it is embedded: every write
+        # is its own transaction, so a kill loses at most the chunk being embedded.
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+        for side, rows in zip(wanted, (need_mem, need_turn), strict=True):
+            for rowid, h in rows:
+                side.setdefault(h, []).append(rowid)
+        go_on = self._write_vectors(key, dim, cached, False, wanted)
         if progress and todo:
             progress(0, len(todo), "embed")
-        for i in range(0, len(todo), EMBED_CHUNK):
+        for i in range(0, len(todo), EMBED_CHUNK) if go_on else ():
             chunk = todo[i : i + EMBED_CHUNK]
             try:
                 vecs = emb.embed([t for _, t in chunk])
             except EmbedderUnavailable as exc:
                 error = exc.reason
                 break
-            for (h, _), v in zip(chunk, vecs, strict=True):
-                new[h] = np.asarray(v, dtype=np.float32)
+            made = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(chunk, vecs, strict=True)}
+            if not self._write_vectors(key, dim, made, True, wanted):
+                break  # another process switched the embedder or rebuilt: its vectors win
+            new.update(made)
             if progress:
                 progress(min(i + EMBED_CHUNK, len(todo)), len(todo), "embed")
         embed_ms = (time.perf_counter() - t0) * 1000
-        have = {**cached, **new}
-        with self._lock, conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
-                " VALUES (?,?,?,?)",
-                [(key, h, dim, v.tobytes()) for h, v in new.items()],
-            )
-            conn.executemany(
-                "INSERT INTO memory_vectors(rowid, embedding) VALUES (?, ?)",
-                [(rowid, have[h].tobytes()) for rowid, h in need_mem if h in have],
-            )
-            conn.executemany(
-                "UPDATE turns SET vector=? WHERE rowid=?",
-                [(have[h].tobytes(), rowid) for rowid, h in need_turn if h in have],
-            )
+        have = cached.keys() | new
+        with self._lock, write_txn(conn):
             self._novec = {rowid for rowid, h in need_mem if h not in have}
             if error:
                 self._set_meta(embed_error=error)
@@ -302,7 +301,59 @@ class VectorStore:
                 ).fetchone()[0]
             )
         fresh = sum(1 for _, h in need_mem + need_turn if h in new)
-        return len(new), with_vector - fresh, embed_ms, error
+        return len(new), max(0, with_vector - fresh), embed_ms, error
+
+    def _write_vectors(
+        self,
+        key: str,
+        dim: int,
+        vecs: dict[str, np.ndarray],
+        to_cache: bool,
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]],
+    ) -> bool:
+        """Commit one batch: `vecs` (by text hash) into the embedding cache when `to_cache`,
+        and onto the memories and turns that still need exactly those texts (`wanted`: the
+        memory rowids and the turn rowids by the hash of the text they need).
+
+        Checked inside the write lock, since another process may have written since the rows
+        were listed: a memory that has a vector already, was re-indexed with another text or
+        is gone is left alone (no duplicate key, no vector on the wrong text). False when the
+        index no longer holds vectors of this embedder (another process switched or rebuilt),
+        and nothing was written.
+        """
+        if not vecs:
+            return True
+        conn = self._conn
+        with self._lock, write_txn(conn):
+            self._meta_cache = None
+            if self._meta("embedder_key") != key or not self._has_vec_table():
+                return False
+            if to_cache:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
+                    " VALUES (?,?,?,?)",
+                    [(key, h, dim, v.tobytes()) for h, v in vecs.items()],
+                )
+            rows = []
+            turns = []
+            for h, v in vecs.items():
+                blob = v.tobytes()
+                for rowid in wanted[0].get(h, ()):
+                    still = conn.execute(
+                        "SELECT 1 FROM memories WHERE rowid=? AND embed_hash=? AND NOT EXISTS"
+                        " (SELECT 1 FROM memory_vectors_rowids WHERE rowid=?)",
+                        (rowid, h, rowid),
+                    ).fetchone()
+                    if still is not None:
+                        rows.append((rowid, blob))
+                turns += [(blob, rowid, h) for rowid in wanted[1].get(h, ())]
+            conn.executemany("INSERT INTO memory_vectors(rowid, embedding) VALUES (?, ?)", rows)
+            conn.executemany(
+                "UPDATE turns SET vector=? WHERE rowid=? AND text_hash=? AND vector IS NULL",
+                turns,
+            )
+            self._invalidate()
+        return True
 
     def _cache_lookup(self, key: str, dim: int, hashes: set[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
