@@ -41,7 +41,19 @@ def _diff(old: str, new: str, path: str) -> str:
 
 
 def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
-    """Bring an existing index up to date with the embedder its vectors were made with."""
+    """Bring an existing index up to date with the embedder its vectors were made with.
+
+    Never raises: the file is already written when this runs, so a failure here is a warning
+    (the next open of the index re-indexes the memory), never a failed edit.
+    """
+    try:
+        return _reindex_or_raise(vault)
+    except Exception as exc:  # noqa: BLE001 - reported as a warning, the edit stands
+        return (f"warning: the edit is saved but the index was not updated ({type(exc).__name__}: "
+                f"{exc}); the next `recall-tui index` or open re-indexes it")
+
+
+def _reindex_or_raise(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
     from recall_tui.index.embed import EmbedderUnavailable, make_embedder
     from recall_tui.index.store import Index, default_index_path
 
@@ -126,11 +138,21 @@ def run(args: argparse.Namespace) -> int:
     after = read_vault(vault.root)
     again = after.get(args.id)
     if again is None or list(again.recall_when) != list(new):
-        _err(f"{memory.path}: written, but the vault reader now sees {again.recall_when if again else 'no memory'}")
-        return 1
+        if again is not None and again.content_hash != result.new_hash:
+            # Someone changed the file again after our write: our edit was made, theirs is newer.
+            print(f"recall-tui edit: warning: {memory.path} changed again after this edit "
+                  f"(now {list(again.recall_when)})", file=sys.stderr)
+        else:
+            _err(f"{memory.path}: written, but the vault reader now sees "
+                 f"{again.recall_when if again else 'no memory'}")
+            return 1
     for p in after.problems:
         if p.path == memory.path:
             print(f"recall-tui edit: warning: {p}", file=sys.stderr)
     if not args.no_index:
-        print(_reindex(after))
+        note = _reindex(after)
+        if note.startswith("warning:"):
+            print(f"recall-tui edit: {note}", file=sys.stderr)
+        else:
+            print(note)
     return 0

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from recall_tui.index.embed import EmbedderUnavailable, make_embedder
-from recall_tui.index.store import Index, remove_index_files, resolve_index_path
+from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 
 HELP = "build or update the vault's index (.recall/index.sqlite)"
@@ -42,7 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="delete the index and build it again from nothing (re-embeds everything)",
+        help="re-index every memory from nothing; the embedding cache and the recall "
+        "statistics are kept (nothing already embedded is embedded again)",
+    )
+    p.add_argument(
+        "--drop-cache",
+        action="store_true",
+        help="with --rebuild: also drop the embedding cache and the recall statistics "
+        "(re-embeds everything)",
     )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
 
@@ -101,15 +108,15 @@ def run(args: argparse.Namespace) -> int:
     except EmbedderUnavailable as exc:
         print(f"recall-tui index: --embedder {args.embedder}: {exc.reason}", file=sys.stderr)
         return 2
-    rebuilt_note = None
-    if args.rebuild:
-        path, _ = resolve_index_path(vault.root)
-        if path.exists():
-            remove_index_files(path)
-            rebuilt_note = "asked for (--rebuild)"
+    if args.drop_cache and not args.rebuild:
+        print("recall-tui index: --drop-cache goes with --rebuild", file=sys.stderr)
+        return 2
     bar = _Bar(err, enabled=not args.json and err.is_terminal)
     try:
-        idx = Index.open(vault, embedder, progress=bar)
+        # A rebuild happens in place, in one transaction: a TUI, a query or a hook using the
+        # index meanwhile keeps working (deleting the file under them would not be safe).
+        idx = Index.open(vault, embedder, progress=bar, rebuild=args.rebuild,
+                         drop_cache=args.drop_cache)
     finally:
         bar.stop()
     with idx:
@@ -122,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         "index": rep.path,
         "size_bytes": size,
         "embedder": {**info, "why": why},
-        "report": {**asdict(rep), "rebuilt": rep.rebuilt or rebuilt_note},
+        "report": asdict(rep),
         "problems": len(vault.problems),
         "total_ms": round(total_ms, 1),
     }

@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"recall-tui query: {exc}", file=sys.stderr)
         return 2
+    if engine.index is not None and engine.index.report.in_memory:
+        # Said once per run: recall works, but nothing (index, statistics) is saved.
+        print(f"recall-tui query: note: {engine.index.report.location_note}", file=sys.stderr)
     filters = Filters(
         types=tuple(args.types),
         include_inbox=True if args.include_inbox else None,

@@ -63,6 +63,12 @@ class IndexReport:
     """Part of `ms` spent in the embedder."""
 
     @property
+    def in_memory(self) -> bool:
+        """True when the index lives in memory for this run only (its file could not be
+        written, or a read-only open found no usable file): `location_note` says why."""
+        return self.path == ":memory:"
+
+    @property
     def total(self) -> int:
         """Memories in the index after this run."""
         return self.added + self.updated + self.unchanged

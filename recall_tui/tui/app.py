@@ -165,6 +165,10 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         self.status_text = "vault opened"
         if message.elapsed_ms and not self.stable_timings:
             self.status_text += f" in {message.elapsed_ms:.0f} ms"
+        index = message.engine.index
+        if index is not None and index.report.in_memory and index.report.location_note:
+            self.notify(index.report.location_note, title="index kept in memory",
+                        severity="warning", markup=False, timeout=20)
         self.refresh_views()
         self.launch_recall()
         self.warm_up()

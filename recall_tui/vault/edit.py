@@ -12,13 +12,14 @@ changed since the caller read it. Headless: no textual, no rich. See docs/editin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -358,6 +359,27 @@ def atomic_write(path: Path, data: bytes, mode: int) -> None:
         os.close(dir_fd)
 
 
+@contextlib.contextmanager
+def _file_lock(target: Path) -> Iterator[None]:
+    """An exclusive advisory lock (flock) on the file at `target` while the block runs.
+
+    A second editor blocks here until the first has renamed its new file into place; it then
+    reads the path again, sees the new bytes and refuses (EditConflict) instead of overwriting
+    them. Where flock does not exist, the block runs unlocked (the rename stays atomic).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def set_recall_when(path: str | os.PathLike[str], phrases: Sequence[str], *,
                     expected_hash: str | None = None) -> EditResult:
     """Set a memory file's recall_when to `phrases`.
@@ -385,11 +407,14 @@ def set_recall_when(path: str | os.PathLike[str], phrases: Sequence[str], *,
     data = new_text.encode("utf-8")
     if data == raw:
         return EditResult(str(target), disk_hash, disk_hash, old_phrases, tuple(phrases), False)
-    # the last look before the rename: a writer that slipped in meanwhile wins, we refuse
-    now = target.read_bytes()
-    if now != raw:
-        raise EditConflict(str(path), disk_hash, content_hash(now), now.decode("utf-8", "replace"), new_text)
-    atomic_write(target, data, stat.S_IMODE(os.stat(target).st_mode))
+    # the last look before the rename: a writer that slipped in meanwhile wins, we refuse.
+    # Under an exclusive lock on the file, so two edits through this tool cannot both pass
+    # the look and the later rename silently drop the earlier edit.
+    with _file_lock(target):
+        now = target.read_bytes()
+        if now != raw:
+            raise EditConflict(str(path), disk_hash, content_hash(now), now.decode("utf-8", "replace"), new_text)
+        atomic_write(target, data, stat.S_IMODE(os.stat(target).st_mode))
     return EditResult(str(target), disk_hash, content_hash(data), old_phrases, tuple(phrases), True)
 
 
