@@ -228,6 +228,7 @@ class IndexSync:
             changed: list[tuple[Memory, tuple, str]] = []
             touched: list[tuple[float, int]] = []
             added = updated = deferred = 0
+            stale_added = False
             for m in todo:
                 hit = memo.get(m.id)
                 if hit is not None and hit[0] is m:
@@ -251,6 +252,10 @@ class IndexSync:
                     continue
                 if old is None:
                     added += 1
+                    # A rebuild puts every memory back: one whose file changed after this
+                    # process read it goes in as read, and is re-read below.
+                    if clear and _stale_view(vault.root, m):
+                        stale_added = True
                 else:
                     updated += 1
                 after.pop(m.path, None)
@@ -281,6 +286,14 @@ class IndexSync:
             if not deferred and conn.execute("PRAGMA data_version").fetchone()[0] == version:
                 self._stored = (version, after)
                 self._synced = (keys, objs)
+        if stale_added:
+            # The rebuild emptied the rows another process had indexed from newer files: read
+            # the vault again and bring those memories up to date before anyone relies on them.
+            from recall_tui.vault.reader import read_vault
+
+            vault = read_vault(vault.root)
+            again = self._sync_locked(vault, None)
+            updated += again.updated
         embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
         with self._lock:
             summary = self._summary()

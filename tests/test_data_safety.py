@@ -1,0 +1,295 @@
+"""Data safety of the index and of edits, with real processes on real files (issue 10 item 3,
+issue 11 bug 2): a kill during indexing, `index --rebuild`, a `.recall/` that cannot be written,
+and many processes on one vault at once. What each test proves is listed in
+docs/data-safety.md."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+
+from recall_tui.cli import main
+from recall_tui.index.embed import make_embedder
+from recall_tui.index.store import EMBED_CHUNK, Index
+from recall_tui.vault.reader import read_vault
+from tests.conftest import PINNED_NOW, SAMPLE_VAULT
+
+BIN = Path(sys.executable).with_name("recall-tui")
+#: Generous: two cores shared by many processes.
+TIMEOUT = 600
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True,
+                          input=stdin, timeout=TIMEOUT)
+
+
+def popen(*args: str, stdin: str | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(BIN), *map(str, args)], text=True,
+                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def small_vault(dst: Path) -> Path:
+    """Two folders of the sample vault: cheap to embed from nothing."""
+    for folder in ("people", "homelab"):
+        shutil.copytree(SAMPLE_VAULT / folder, dst / folder)
+    return dst
+
+
+def count_rows(db: Path, table: str) -> int:
+    """Rows in `table` of the index at `db`, read through a read-only connection (0 while the
+    file or table does not exist yet)."""
+    try:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return 0
+    try:
+        conn.set_busy_timeout(10_000)
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    except apsw.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_until(pred, what: str, timeout: float = TIMEOUT, every: float = 0.01) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, f"gave up waiting ({timeout:.0f} s) for {what}"
+        time.sleep(every)
+
+
+# ------------------------------------------------------------------ kill -9 while indexing
+
+
+def test_kill_during_index_loses_at_most_the_batch_in_flight(bare_vault_copy: Path):
+    db = bare_vault_copy / ".recall" / "index.sqlite"
+    proc = popen("index", bare_vault_copy, "--embedder", "local", "--json")
+    try:
+        wait_until(
+            lambda: proc.poll() is not None or count_rows(db, "embed_cache") >= EMBED_CHUNK,
+            "the first batch of embeddings to be committed",
+        )
+        assert proc.poll() is None, (
+            "`recall-tui index` finished before it could be killed mid-way:\n"
+            f"{proc.stderr.read() if proc.stderr else ''}"
+        )
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    committed = count_rows(db, "embed_cache")
+    assert committed >= EMBED_CHUNK
+
+    again = cli("index", bare_vault_copy, "--embedder", "local", "--json")
+    assert again.returncode == 0, again.stderr
+    rep = json.loads(again.stdout)["report"]
+    assert rep["rebuilt"] is None, "the killed run's file was thrown away, not recovered"
+    total = count_rows(db, "embed_cache")
+    assert committed < total, "the kill came after the last batch: nothing left to prove"
+    # Only what the killed run had not committed is embedded again; every committed batch
+    # is reused (before batching, a kill threw all of them away).
+    assert rep["embedded"] == total - committed
+    assert rep["reused"] >= committed
+    assert rep["vectors"] == rep["added"] + rep["updated"] + rep["unchanged"]
+
+
+# ------------------------------------------------------------------ --rebuild
+
+
+def test_rebuild_keeps_the_embedding_cache_and_recall_stats_unless_asked(tmp_path, capsys):
+    root = small_vault(tmp_path / "vault")
+    vault = read_vault(root)
+    emb, _ = make_embedder("local")
+    some = sorted(vault.memories)[:2]
+    with Index.open(vault, emb) as idx:
+        idx.record_recalls(some, PINNED_NOW)
+        idx.record_recalls(some[:1], PINNED_NOW)
+        first = idx.report
+    assert first.embedded > 0
+    db = root / ".recall" / "index.sqlite"
+    cached = count_rows(db, "embed_cache")
+
+    assert main(["index", str(root), "--embedder", "local", "--rebuild", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["report"]
+    assert rep["rebuilt"] == "asked for (--rebuild)"
+    assert rep["added"] == len(vault.memories) and rep["unchanged"] == 0
+    assert rep["embedded"] == 0, "a rebuild re-embedded texts the cache held"
+    assert rep["reused"] == first.vectors + first.turns
+    assert count_rows(db, "embed_cache") == cached
+    with Index.open(read_vault(root), emb, read_only=True) as idx:
+        assert idx.recall_stats(some[0]).count == 2
+        assert idx.recall_stats(some[1]).count == 1
+        assert idx.report.stale == 0
+
+    assert main(["index", str(root), "--embedder", "local", "--rebuild", "--drop-cache",
+                 "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["report"]
+    assert rep["rebuilt"] == "asked for (--rebuild, --drop-cache)"
+    assert rep["embedded"] == cached
+    with Index.open(read_vault(root), emb, read_only=True) as idx:
+        assert idx.recall_stats(some[0]).count == 0
+
+    assert main(["index", str(root), "--drop-cache"]) == 2
+    assert "--drop-cache goes with --rebuild" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ .recall cannot be written
+
+
+def _no_writable_place(tmp_path: Path, monkeypatch) -> tuple[Path, bytes]:
+    """A vault whose `.recall` is a regular file (mkdir fails even for root) and a cache
+    folder that is a regular file too: there is nowhere to keep an index file."""
+    root = small_vault(tmp_path / "vault")
+    blocker = b"not a folder\n"
+    (root / ".recall").write_bytes(blocker)
+    cache = tmp_path / "cache-is-a-file"
+    cache.write_bytes(b"")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return root, blocker
+
+
+def test_unwritable_recall_dir_query_index_edit_and_hook_work_from_memory(tmp_path, monkeypatch):
+    root, blocker = _no_writable_place(tmp_path, monkeypatch)
+    q = cli("query", "who reviews pull requests", "--vault", root, "--embedder", "local",
+            "--json")
+    assert q.returncode == 0, q.stderr
+    assert json.loads(q.stdout)["hits"], "no hits from the in-memory index"
+    assert q.stderr.count("kept in memory") == 1, q.stderr
+    assert "Traceback" not in q.stderr
+    plain = cli("query", "homelab backups", "--vault", root, "--embedder", "none")
+    assert plain.returncode == 0 and plain.stderr.count("kept in memory") == 1, plain.stderr
+
+    ix = cli("index", root, "--embedder", "local", "--json")
+    assert ix.returncode == 0, ix.stderr
+    out = json.loads(ix.stdout)
+    assert out["index"] == ":memory:" and "kept in memory" in out["report"]["location_note"]
+    assert out["report"]["vectors"] > 0
+
+    target = sorted(read_vault(root).memories)[0]
+    ed = cli("edit", target, "--vault", root, "--add", "a phrase saved without an index")
+    assert ed.returncode == 0, ed.stderr
+    assert "a phrase saved without an index" in read_vault(root).memories[target].recall_when
+    assert "Traceback" not in ed.stderr
+
+    payload = json.dumps({"session_id": "s", "prompt": "homelab backups", "cwd": str(root),
+                          "hook_event_name": "UserPromptSubmit"})
+    for extra in ((), ("--embedder", "local")):
+        hook = cli("hook", "prompt-submit", "--vault", root, *extra, stdin=payload)
+        assert hook.returncode == 0, hook.stderr
+        assert "Traceback" not in hook.stderr, hook.stderr
+    assert (root / ".recall").read_bytes() == blocker
+
+
+async def test_unwritable_recall_dir_the_tui_says_so_once_and_recalls(tmp_path, monkeypatch):
+    from recall_tui.tui.app import make_app
+
+    root, _ = _no_writable_place(tmp_path, monkeypatch)
+    app = make_app(root, now=PINNED_NOW, embedder="local")
+    async with app.run_test(size=(120, 36)) as pilot:
+        deadline = time.monotonic() + TIMEOUT
+        while app.engine is None or app.recall_pending:
+            assert time.monotonic() < deadline, "the TUI never opened the vault"
+            await pilot.pause(0.05)
+        notes = [n for n in app._notifications if "kept in memory" in str(n.message)]
+        assert len(notes) == 1, [str(n.message) for n in app._notifications]
+        assert app.engine.index.report.in_memory
+        trace = app.engine.recall("homelab backups", now=PINNED_NOW)
+        assert trace.hits
+
+
+# ------------------------------------------------------------------ many processes at once
+
+
+def test_tui_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Path):
+    from recall_tui.engine import open_engine
+    from recall_tui.index.watch import VaultWatcher
+
+    vault = read_vault(vault_copy)
+    a, b = "ingrid-sorensen", "jonas-becker"
+    assert a in vault.memories and b in vault.memories
+    phrase_a, phrase_b = "quokka census rehearsal", "zeppelin hangar inventory"
+    # The TUI's side, in this process: its engine and the watcher/refresh path it uses.
+    engine = open_engine(vault_copy, embedder="local")
+    summaries = []
+    watcher = VaultWatcher(engine, summaries.append).start()
+    payload = json.dumps({"session_id": "s", "prompt": "what did Ingrid say about reviews",
+                          "cwd": str(vault_copy), "hook_event_name": "UserPromptSubmit"})
+    try:
+        procs = {
+            "query 1": popen("query", "postgres upgrade", "--vault", vault_copy,
+                             "--embedder", "local", "--json"),
+            "rebuild": popen("index", vault_copy, "--embedder", "local", "--rebuild"),
+            "edit a": popen("edit", a, "--vault", vault_copy, "--add", phrase_a),
+            "query 2": popen("query", "homelab backups", "--vault", vault_copy,
+                             "--embedder", "local"),
+            "edit b": popen("edit", b, "--vault", vault_copy, "--add", phrase_b),
+            "hook": popen("hook", "prompt-submit", "--vault", vault_copy, "--embedder", "local",
+                          stdin=payload),
+            "query 3": popen("query", "why did the deploy fail", "--vault", vault_copy,
+                             "--embedder", "local", "--json"),
+        }
+        results = {}
+        for name, p in procs.items():
+            out, err = p.communicate(payload if name == "hook" else None, timeout=TIMEOUT)
+            results[name] = (p.returncode, out, err)
+        for name, (rc, _out, err) in results.items():
+            assert rc == 0, f"{name} exited {rc}:\n{err}"
+            assert "locked" not in err.lower(), f"{name}:\n{err}"
+            assert "Traceback" not in err, f"{name}:\n{err}"
+            assert "warning: the edit is saved but" not in err, f"{name}:\n{err}"
+        # No lost write, no half-written file.
+        after = read_vault(vault_copy)
+        assert phrase_a in after.memories[a].recall_when
+        assert phrase_b in after.memories[b].recall_when
+        assert not after.problems or {p.path for p in after.problems} == {
+            p.path for p in vault.problems}
+        assert not list(vault_copy.rglob("*.tmp")), "a temporary file of an edit was left"
+        # The TUI side picks both edits up through its watcher and recalls the new phrases.
+        wait_until(lambda: phrase_a in engine.vault.memories[a].recall_when
+                   and phrase_b in engine.vault.memories[b].recall_when,
+                   "the watcher to pick up both edits", every=0.05)
+        assert not [s.error for s in summaries if s.error]
+        for mid, phrase in ((a, phrase_a), (b, phrase_b)):
+            hits = [h.id for h in engine.recall(phrase, k=10, now=PINNED_NOW).hits]
+            assert mid in hits, f"the TUI's engine does not recall {mid} by {phrase!r}: {hits}"
+    finally:
+        watcher.stop()
+        engine.index.close()
+    # The index is consistent: opening it again finds nothing to do.
+    emb, _ = make_embedder("local")
+    with Index.open(read_vault(vault_copy), emb) as idx:
+        rep = idx.report
+        assert (rep.added, rep.updated, rep.removed, rep.embedded) == (0, 0, 0, 0), rep
+        assert rep.vectors == len(after.memories)
+        assert idx.embedder_info["usable"]
+
+
+def test_two_edits_of_one_memory_at_once_never_lose_one(vault_copy: Path):
+    """Both edits report success (each applied to the version it saw) or one is refused as a
+    conflict; never do both succeed with one phrase missing from the file."""
+    mid = "ingrid-sorensen"
+    phrases = [f"concurrent phrase {i}" for i in range(4)]
+    procs = [popen("edit", mid, "--vault", vault_copy, "--add", p, "--no-index") for p in phrases]
+    outcomes = []
+    for p in procs:
+        _out, err = p.communicate(timeout=TIMEOUT)
+        outcomes.append((p.returncode, err))
+    have = read_vault(vault_copy).memories[mid].recall_when
+    for phrase, (rc, err) in zip(phrases, outcomes, strict=True):
+        assert rc in (0, 1), err
+        if rc == 0:
+            assert phrase in have, f"{phrase!r} was reported written but is not in the file"
+        else:
+            assert "changed" in err.lower() or "conflict" in err.lower(), err
+    assert any(rc == 0 for rc, _ in outcomes)
