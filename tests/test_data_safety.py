@@ -293,3 +293,32 @@ def test_two_edits_of_one_memory_at_once_never_lose_one(vault_copy: Path):
         else:
             assert "changed" in err.lower() or "conflict" in err.lower(), err
     assert any(rc == 0 for rc, _ in outcomes)
+
+
+def test_an_open_index_sees_what_another_process_wrote(tmp_path):
+    """A long-lived index (the TUI's) keeps in-memory caches (bm25 replicas keyed by rowid, the
+    vector matrix); when another connection re-indexes, they are dropped, not trusted."""
+    from recall_tui.vault.edit import set_recall_when
+
+    root = small_vault(tmp_path / "vault")
+    emb, _ = make_embedder("local")
+    mid = "ingrid-sorensen"
+    phrase = "zeppelin hangar inventory"
+    with Index.open(read_vault(root), emb) as tui:
+        assert tui.fts_any(["zeppelin"], 5) == []
+        before_ids, _ = tui.vectors()
+        memory = read_vault(root).memories[mid]
+        set_recall_when(root / memory.path, [*memory.recall_when, phrase],
+                        expected_hash=memory.content_hash)
+        # Another connection (an `edit` or `index` process) re-indexes; then rebuilds, which
+        # gives every memory a new rowid.
+        with Index.open(read_vault(root), emb) as other:
+            assert other.report.updated == 1
+        with Index.open(read_vault(root), emb, rebuild=True) as other:
+            assert other.report.embedded == 0
+        assert [i for i, _ in tui.fts_any(["zeppelin"], 5)] == [mid]
+        ids, mat = tui.vectors()
+        assert sorted(ids) == sorted(before_ids)
+        q = tui.embed_query(phrase)
+        assert tui.vector_search(q, 1)[0][0] == mid
+        assert tui.report.in_memory is False

@@ -279,6 +279,7 @@ class FtsSearch:
     def _replica(self, table: str) -> Bm25Replica | None:
         """The in-memory bm25 of an FTS5 table (built on first use after each change); None
         when this SQLite lacks what it needs, so callers use SQL."""
+        self._check_external()
         if table not in self._replicas:
             columns, tok = (
                 (FTS_COLUMNS, ("porter", ["unicode61", "remove_diacritics", "2"]))

@@ -26,6 +26,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -170,6 +171,9 @@ class Index(FtsSearch, VectorStore, IndexSync):
         self._novec: set[int] | None = None
         self._replicas: dict[str, Bm25Replica | None] = {}
         self._vectors_usable = True
+        # What other processes did to the file since this one last looked (see `_check_external`).
+        self._seen_version: int | None = None
+        self._generation: str | None = None
         self.stats_error: str | None = None
         self.report = IndexReport(path=path)
 
@@ -439,6 +443,33 @@ class Index(FtsSearch, VectorStore, IndexSync):
 
     # ------------------------------------------------------------------ caches
 
+    def _check_external(self) -> None:
+        """Drop the in-memory caches when another process changed memories or vectors.
+
+        Those caches (the vector matrix, the bm25 replicas keyed by rowid, signatures) would
+        otherwise keep answering from rows another process replaced (a rebuild gives every
+        memory a new rowid). `PRAGMA data_version` moves on any other commit (recall stats
+        too); the `generation` in meta moves only when memories or vectors change.
+        """
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version == self._seen_version:
+            return
+        self._seen_version = version
+        row = self._conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        gen = row[0] if row else None
+        if gen != self._generation:
+            self._generation = gen
+            self._invalidate()
+
+    def _bump_generation(self) -> None:
+        """Inside a write transaction that changes memories or vectors: tell other processes'
+        `_check_external` to drop their caches."""
+        self._generation = uuid.uuid4().hex
+        self._conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (self._generation,)
+        )
+        self._meta_cache = self._info_cache = None
+
     def _invalidate(self) -> None:
         self._vectors = None
         self._vec_rowids = None
@@ -453,6 +484,7 @@ class Index(FtsSearch, VectorStore, IndexSync):
     def signatures(self) -> dict[str, int]:
         """The BITS-bit signature of every memory's embedded text, by id."""
         with self._lock:
+            self._check_external()
             if self._signatures is None:
                 self._signatures = {
                     mid: from_bytes(blob)

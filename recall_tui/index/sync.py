@@ -281,6 +281,8 @@ class IndexSync:
                 turns_changed = self._sync_turns(vault.turns)
                 if changed or removed_rowids or touched or turns_changed:
                     self._set_meta(updated=_now_iso())
+                if changed or removed_rowids or turns_changed or clear:
+                    self._bump_generation()
             if changed or removed_rowids:
                 self._invalidate()
             if not deferred and conn.execute("PRAGMA data_version").fetchone()[0] == version:

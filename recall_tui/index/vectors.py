@@ -130,6 +130,7 @@ class VectorStore:
     def vectors(self) -> tuple[list[str], np.ndarray]:
         """All memory ids with a vector, and their (n, dim) float32 matrix, in path order."""
         with self._lock:
+            self._check_external()
             if self._vectors is None:
                 dim = int(self._meta("embedder_dim") or 0)
                 if not self._has_vec_table():
@@ -150,6 +151,7 @@ class VectorStore:
     def turn_vectors(self) -> tuple[list[str], np.ndarray]:
         """Turn ids (`turn:<session>#<seq>`) with a vector, and their (n, dim) matrix."""
         with self._lock:
+            self._check_external()
             if self._turn_vectors is None:
                 dim = int(self._meta("embedder_dim") or 0)
                 rows = self._conn.execute(
@@ -353,6 +355,8 @@ class VectorStore:
                 turns,
             )
             self._invalidate()
+            if rows or turns:
+                self._bump_generation()
         return True
 
     def _cache_lookup(self, key: str, dim: int, hashes: set[str]) -> dict[str, np.ndarray]:
@@ -375,6 +379,7 @@ class VectorStore:
         self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
         self._query_cache.clear()
         self._invalidate()
+        self._bump_generation()
 
 
 def _seq_sum_f32(products: np.ndarray) -> np.ndarray:
