@@ -252,11 +252,11 @@ def run(args: argparse.Namespace) -> int:
     elapsed = (time.perf_counter() - t0) * 1000
     if worker.is_alive():
         safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget after {elapsed:.0f} ms "
-              f"(reached: {result.get('stage', 'start')}); returning partial results",
+                   f"(reached: {result.get('stage', 'start')}); returning partial results",
               file=sys.stderr)
     elif elapsed > budget:
         safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
-              "results are complete", file=sys.stderr)
+                   "results are complete", file=sys.stderr)
     for e in errors:
         safe_print(f"recall-tui hook {event}: {e}", file=sys.stderr)
     if event == "session-start":
@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
         hits = result.get("keyword_hits", [])
         if args.embedder != "none" and "keyword_hits" in result:
             safe_print(f"recall-tui hook {event}: embedder not ready within the budget; "
-                  "keyword channels only", file=sys.stderr)
+                       "keyword channels only", file=sys.stderr)
     vault = result.get("vault")
     line = f"Loaded {len(hits)} relevant entries: " + ", ".join(h.id for h in hits)
     blocks = []

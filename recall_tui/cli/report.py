@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     safe_print(f"wrote {md}")
     safe_print(f"wrote {js}")
     safe_print(f"{len(report.trace.hits)} hits; total cold {total.cold_ms:.1f} ms, warm p50 "
-          f"{total.p50_ms:.1f} ms, p95 {total.p95_ms:.1f} ms over {report.repeat} runs")
+               f"{total.p50_ms:.1f} ms, p95 {total.p95_ms:.1f} ms over {report.repeat} runs")
     if args.copy:
         why = copy_to_clipboard(md.read_text(encoding="utf-8"))
         if why is None:
