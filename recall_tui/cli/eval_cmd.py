@@ -21,12 +21,14 @@ HELP = "score presets on judged queries: recall@k, MRR, nDCG@k"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from recall_tui.cli._common import positive_int
+
     p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", metavar="FILE",
                    help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
     p.add_argument("--preset", action="append", default=[], metavar="P",
                    help="preset name or .toml path; repeat to compare (the first is the baseline)")
-    p.add_argument("--k", type=int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
+    p.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
     p.add_argument("--now", metavar="T",
                    help="pin the current time, ISO-8601 (default: now; the sample vault's figures "
                         "use 2026-11-21T09:00:00Z)")
@@ -64,9 +66,6 @@ def run(args: argparse.Namespace) -> int:
     root = vault_root(args.vault)
     if not root.is_dir():
         _err(f"{root}: no such vault folder")
-        return 2
-    if args.k < 1:
-        _err("--k must be at least 1")
         return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)

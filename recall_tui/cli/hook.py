@@ -36,7 +36,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from recall_tui.cli._common import vault_root
+from recall_tui.cli._common import positive_int, vault_root
 from recall_tui.engine import Engine
 from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.config import load_preset
@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", choices=("session-start", "prompt-submit"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", default="memoryvault", help="preset for prompt-submit (default: memoryvault)")
-    p.add_argument("--k", type=int, help="entries injected by prompt-submit (default: the preset's k)")
+    p.add_argument("--k", type=positive_int, help="entries injected by prompt-submit (default: the preset's k)")
     p.add_argument("--embedder", default="none", choices=("auto", "local", "ollama", "none"),
                    help="query embedder for prompt-submit, used only if ready within the budget")
     p.add_argument("--budget-ms", type=float, help="override the time budget")

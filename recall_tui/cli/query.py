@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from recall_tui.cli._common import time_arg, vault_root
+from recall_tui.cli._common import positive_int, time_arg, vault_root
 from recall_tui.engine import Filters
 from recall_tui.vault.literal import dump_json, safe_print
 from recall_tui.vault.model import lean_summary
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="the query")
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--preset", default="default", help="preset name or .toml path (default: default)")
-    p.add_argument("--k", type=int, help="number of hits (default: the preset's k)")
+    p.add_argument("--k", type=positive_int, help="number of hits (default: the preset's k)")
     p.add_argument("--now", help="pin the current time (ISO-8601)")
     p.add_argument("--as-of", dest="as_of", help="bi-temporal as-of time (ISO-8601)")
     p.add_argument("--why", action="append", default=[], metavar="ID",
@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
                           verbosity=args.verbosity, topic_key=args.topic_key, filters=filters)
     if engine.index is not None:
         engine.index.close()
+    for w in trace.warnings():
+        safe_print(f"recall-tui query: warning: {w}", file=sys.stderr)
     if args.json:
         dump_json(trace.to_dict(), indent=2)
         return 0
