@@ -569,6 +569,9 @@ class Index(FtsSearch, VectorStore, IndexSync):
             if self._conn is not None:
                 if not self.read_only:
                     with contextlib.suppress(apsw.Error):
+                        # Best effort: with other processes on the file the checkpoint may
+                        # have to wait for them; closing must not (they checkpoint later).
+                        self._conn.set_busy_timeout(50)
                         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
