@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import watchfiles
 
 from recall_tui.index.store import IndexFileError, IndexReport
@@ -100,9 +101,12 @@ def refresh(engine: Any, *, files: tuple[str, ...] = ()) -> ChangeSummary:
         if index is not None and not getattr(index, "read_only", False):
             try:
                 report = index.update_files(new)
-            except IndexFileError as exc:
+            except (IndexFileError, apsw.Error, OSError) as exc:
+                # An edit already written must not fail here: the summary carries the index
+                # problem, and the next update (or open) re-indexes what changed.
                 return ChangeSummary((), (), (), len(new.problems), (time.perf_counter() - t0) * 1000,
-                                     None, files, str(exc))
+                                     None, files, f"index not updated: {type(exc).__name__}: {exc}"
+                                     if not isinstance(exc, IndexFileError) else str(exc))
         engine.set_vault(new, index)
         added, changed, removed = diff_vaults(old, new)
         return ChangeSummary(added, changed, removed, len(new.problems),
