@@ -14,23 +14,20 @@ extension on every platform. Headless: no textual, no rich.
 `Index` is put together here from the parts in its sibling modules: `schema.py` (the file,
 its schema and version, opening and checking it), `sync.py` (incremental update,
 `IndexReport`), `fts.py` (FTS5 porter and trigram search, the in-memory bm25) and
-`vectors.py` (sqlite-vec, the numpy kNN, the embedding cache). This module keeps opening, the
-meta table, the caches, signatures, edges and recall stats, and re-exports the parts' public
-names, so `from recall_tui.index.store import ...` keeps working.
+`vectors.py` (sqlite-vec, the numpy kNN, the embedding cache), `stats.py` (recall statistics)
+and `sharing.py` (rebuild in place, noticing other processes' writes). This module keeps
+opening (and the in-memory fallback), the meta table, the caches, signatures and edges, and
+re-exports the parts' public names, so `from recall_tui.index.store import ...` keeps working.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
-import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import replace
 from pathlib import Path
 
 import apsw
@@ -69,7 +66,9 @@ from recall_tui.index.schema import (
     resolve_index_path,
     write_txn,
 )
+from recall_tui.index.sharing import SharedFile
 from recall_tui.index.signature import BITS, from_bytes
+from recall_tui.index.stats import MAX_RECALL_TIMES, RecallStats, RecallStatsStore
 from recall_tui.index.sync import (
     IndexReport,
     IndexSync,
@@ -121,23 +120,7 @@ __all__ = [
     "trigram_terms",
 ]
 
-#: Recall times kept per memory.
-MAX_RECALL_TIMES = 20
-
-
-@dataclass(frozen=True)
-class RecallStats:
-    """How often and when a memory was recalled (kept in the index, never in the vault)."""
-
-    count: int = 0
-    """Times recalled."""
-    last_recalled: datetime | None = None
-    """Most recent recall, None if never."""
-    times: tuple[datetime, ...] = field(default=())
-    """The most recent recall times, oldest first, at most MAX_RECALL_TIMES."""
-
-
-class Index(FtsSearch, VectorStore, IndexSync):
+class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
     """An open index. Use `Index.open`; every public method is safe to call from any thread."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
@@ -353,29 +336,6 @@ class Index(FtsSearch, VectorStore, IndexSync):
             now = _now_iso()
             self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
 
-    def _clear(self, what: str) -> None:
-        """Empty the index for a rebuild, inside the caller's write transaction: every
-        memory, turn, vector, edge and signature; with `what="all"` also the embedding cache
-        and the recall statistics (otherwise kept: they cost embedding time and history)."""
-        conn = self._conn
-        for table in ("memories", "edges", "turns", "signatures"):
-            conn.execute(f"DELETE FROM {table}")
-        for fts in ("memories_fts", "memories_trigram"):
-            conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('delete-all')")
-        conn.execute("DROP TABLE IF EXISTS memory_vectors")
-        if what == "all":
-            conn.execute("DELETE FROM embed_cache")
-            conn.execute("DELETE FROM recall_stats")
-        conn.execute(
-            "DELETE FROM meta WHERE key NOT IN ('schema_version', 'created')"
-        )
-        self._meta_cache = self._info_cache = None
-        self._row_hashes.clear()
-        self._synced = ([], [])
-        self._stored = self._novec = None
-        self._query_cache.clear()
-        self._invalidate()
-
     # ------------------------------------------------------------------ meta
 
     def _meta(self, key: str) -> str | None:
@@ -443,33 +403,6 @@ class Index(FtsSearch, VectorStore, IndexSync):
 
     # ------------------------------------------------------------------ caches
 
-    def _check_external(self) -> None:
-        """Drop the in-memory caches when another process changed memories or vectors.
-
-        Those caches (the vector matrix, the bm25 replicas keyed by rowid, signatures) would
-        otherwise keep answering from rows another process replaced (a rebuild gives every
-        memory a new rowid). `PRAGMA data_version` moves on any other commit (recall stats
-        too); the `generation` in meta moves only when memories or vectors change.
-        """
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        if version == self._seen_version:
-            return
-        self._seen_version = version
-        row = self._conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        gen = row[0] if row else None
-        if gen != self._generation:
-            self._generation = gen
-            self._invalidate()
-
-    def _bump_generation(self) -> None:
-        """Inside a write transaction that changes memories or vectors: tell other processes'
-        `_check_external` to drop their caches."""
-        self._generation = uuid.uuid4().hex
-        self._conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (self._generation,)
-        )
-        self._meta_cache = self._info_cache = None
-
     def _invalidate(self) -> None:
         self._vectors = None
         self._vec_rowids = None
@@ -504,52 +437,6 @@ class Index(FtsSearch, VectorStore, IndexSync):
                     " ORDER BY memory_id, rowid"
                 )
             ]
-
-    # ------------------------------------------------------------------ recall stats
-
-    def recall_stats(self, memory_id: str) -> RecallStats:
-        """How often `memory_id` was recalled; zero counts for a memory never recalled."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT count, last_recalled, times FROM recall_stats WHERE id=?", (memory_id,)
-            ).fetchone()
-        if row is None:
-            return RecallStats()
-        times = tuple(datetime.fromisoformat(t) for t in json.loads(row[2]))
-        last = datetime.fromisoformat(row[1]) if row[1] else None
-        return RecallStats(count=int(row[0]), last_recalled=last, times=times)
-
-    def record_recalls(self, ids: Iterable[str], at: datetime) -> None:
-        """Count one recall of each id at `at` (timezone-aware; naive is taken as UTC)."""
-        if self.read_only:
-            raise IndexFileError(f"{self.path}: opened read-only; recall stats not recorded")
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=timezone.utc)
-        stamp = at.isoformat()
-        try:
-            self._record(ids, at, stamp)
-        except WRITE_FAILURES as exc:
-            # Statistics are a nicety: a full disk or a file gone read-only must not fail the
-            # recall that was just made. Said once (`stats_error`), not on every recall.
-            self.stats_error = f"{self.path}: recall stats not recorded ({type(exc).__name__}: {exc})"
-
-    def _record(self, ids: Iterable[str], at: datetime, stamp: str) -> None:
-        with self._lock, write_txn(self._conn):
-            for mid in dict.fromkeys(ids):
-                row = self._conn.execute(
-                    "SELECT count, last_recalled, times FROM recall_stats WHERE id=?", (mid,)
-                ).fetchone()
-                count, last, times = (
-                    (0, None, []) if row is None else (row[0], row[1], json.loads(row[2]))
-                )
-                times = sorted([*times, stamp], key=datetime.fromisoformat)[-MAX_RECALL_TIMES:]
-                if last is None or datetime.fromisoformat(last) < at:
-                    last = stamp
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO recall_stats(id, count, last_recalled, times)"
-                    " VALUES (?,?,?,?)",
-                    (mid, count + 1, last, json.dumps(times)),
-                )
 
     # ------------------------------------------------------------------ misc
 
