@@ -1,0 +1,74 @@
+"""`recall-tui log [--vault V] [--json] [--session S] [--since T]`: the recalls served to
+agents (hooks and MCP), newest first, from the flight recorder (recall_tui/agent/log.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime, timedelta, timezone
+
+HELP = "list the recalls served to agents (hooks, MCP), newest first"
+
+_REL = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def since_arg(text: str) -> datetime:
+    """argparse type: an ISO-8601 time, or an age such as 30m, 2h, 7d."""
+    m = _REL.match(text.strip())
+    if m:
+        return datetime.now(timezone.utc) - timedelta(seconds=float(m.group(1)) * _UNIT[m.group(2)])
+    from recall_tui.cli._common import iso_time
+
+    try:
+        return iso_time(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO-8601 time nor an age like 30m, 2h, 7d: {text!r}") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    p.add_argument("--json", action="store_true", help="one JSON object per recall, full trace included")
+    p.add_argument("--session", help="only this session id (a prefix is enough)")
+    p.add_argument("--since", type=since_arg, help="only recalls since this time (ISO-8601 or 30m, 2h, 7d)")
+    p.add_argument("--limit", type=int, default=None, help="at most this many (newest first)")
+
+
+def _visible(text: str) -> str:
+    """Control characters shown, never sent to the terminal."""
+    return "".join(c if (c.isprintable() or c == " ") else f"\\x{ord(c):02x}" for c in text)
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.agent.log import prune, read_agent_log
+    from recall_tui.cli._common import vault_root
+
+    root = vault_root(args.vault)
+    if not root.is_dir():
+        print(f"recall-tui log: {root}: no such vault folder", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("recall-tui log: --limit must be at least 1", file=sys.stderr)
+        return 2
+    prune(root)
+    recs = read_agent_log(root, session=args.session, since=args.since, limit=args.limit)
+    if args.json:
+        for r in recs:
+            sys.stdout.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+        return 0
+    if not recs:
+        print(f"no agent recalls recorded in {root / '.recall' / 'agent'}")
+        return 0
+    for r in recs:
+        what = r.prompt if r.prompt else (f"source={r.source}" if r.source else "")
+        ids = ", ".join(r.injected_ids) or "-"
+        more = f" (+{len(r.left_out_ids)} left out)" if r.left_out_ids else ""
+        skipped = f"  skipped: {r.skipped}" if r.skipped else ""
+        print(_visible(f"{r.time}  {r.id}  {r.served_by}/{r.event}  session {r.session_id[:12] or '-'}  "
+                       f"{r.preset}/{r.embedder}  {r.ms:.0f} ms  [{r.path}]"))
+        print(_visible(f"    {what[:200]!s}"))
+        print(_visible(f"    -> {ids}{more}{skipped}"))
+    return 0
