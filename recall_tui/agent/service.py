@@ -80,6 +80,8 @@ class RecallService:
             os.close(fd)
             return False
         self._lock_fd = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # who holds it (for `serve --stop`)
         return True
 
     def _load(self) -> RecallCore:
@@ -115,19 +117,24 @@ class RecallService:
         if not self.acquire():
             self.log(f"a service already runs for {self.root}")
             return 0
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._sigterm)
         try:
             self.core = self._load()
             self.server = self._bind()
             self.log(f"serving {self.root} on {socket_path(self.root)} (preset {self.core.preset}, "
                      f"embedder {self.core.embedder.name if self.core.embedder else 'none'}, "
                      f"idle exit after {self.idle_s:.0f} s)")
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, lambda *_: self.stop())
             threading.Thread(target=self._idle_watch, name="serve-idle", daemon=True).start()
             self.server.serve_forever(poll_interval=0.2)
             return 0
         finally:
             self._cleanup()
+
+    def _sigterm(self, *_: object) -> None:
+        if self.server is None:
+            raise SystemExit(0)  # still loading: leave now (cleanup runs in `run`)
+        self.stop()
 
     def stop(self) -> None:
         if self.server is not None:
