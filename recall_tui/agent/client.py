@@ -16,16 +16,12 @@ user owns.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import socket
 import stat
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +44,9 @@ def socket_path(root: str | os.PathLike) -> Path:
     p = recall_dir(root) / "serve.sock"
     if len(os.fsencode(str(p))) <= _MAX_SOCK:
         return p
+    import hashlib
+    import tempfile
+
     name = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
     return Path(tempfile.gettempdir()) / f"recall-tui-{os.getuid()}" / f"{name}.sock"
 
@@ -124,6 +123,8 @@ def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> b
     root = Path(root).resolve()
     if is_starting_or_running(root):
         return False
+    import subprocess
+
     idle = idle_s if idle_s is not None else float(os.environ.get("RECALL_TUI_SERVE_IDLE") or DEFAULT_IDLE_S)
     try:
         recall_dir(root).mkdir(exist_ok=True)
@@ -140,9 +141,11 @@ def wait_ready(root: str | os.PathLike, timeout: float = 120.0) -> dict[str, Any
     """Wait until the service answers a ping (None at the timeout)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with contextlib.suppress(ServiceUnavailable):
+        try:
             ans = request(root, {"op": "ping"}, timeout=5.0)
             if ans.get("ok"):
                 return ans
+        except ServiceUnavailable:
+            pass
         time.sleep(0.05)
     return None

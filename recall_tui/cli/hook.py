@@ -58,10 +58,22 @@ def _print(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def _empty(event: str) -> dict:
-    from recall_tui.agent.hooks import output
+EVENTS = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
+PAYLOAD_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt")
 
-    return output(event, "")
+
+def _empty(event: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": ""}}
+
+
+def _payload(text: str) -> dict:
+    """Claude Code's payload, the keys the hook reads (strings; missing ones empty)."""
+    try:
+        obj = json.loads(text) if text.strip() else {}
+    except ValueError:
+        obj = {}
+    obj = obj if isinstance(obj, dict) else {}
+    return {k: str(obj.get(k) or "") for k in PAYLOAD_KEYS}
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -111,7 +123,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     from recall_tui.agent import client
-    from recall_tui.agent.hooks import HookOptions, HookPayload
 
     text = _stdin()
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
@@ -129,15 +140,14 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
         if client.wait_ready(root) is None:
             print(f"recall-tui hook: the service for {root} did not come up", file=sys.stderr)
         return 0
-    payload = HookPayload.parse(text)
-    opts = HookOptions(event=event, preset=args.preset, embedder=args.embedder, k=args.k,
-                       sources=tuple(s.strip() for s in args.sources.split(",") if s.strip()),
-                       transparency=args.transparency)
+    payload = _payload(text)
+    opts = {"event": event, "preset": args.preset, "embedder": args.embedder, "k": args.k,
+            "sources": [s.strip() for s in args.sources.split(",") if s.strip()],
+            "transparency": args.transparency}
     out = None
     if not args.no_serve:
         try:
-            ans = client.request(root, {"op": "hook", "options": opts.to_dict(),
-                                        "payload": payload.to_dict()})
+            ans = client.request(root, {"op": "hook", "options": opts, "payload": payload})
             if ans.get("ok"):
                 out = ans["output"]
             else:
@@ -156,18 +166,19 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     return 0
 
 
-def _in_process(root: Path, opts, payload) -> dict:
+def _in_process(root: Path, opts: dict, payload: dict) -> dict:
     """Recall in this process, in the main thread (no thread may be left inside the embedder
     at exit): the index read-only when there is one (never embeds the vault here; the
     service does), else without an index."""
     from recall_tui.agent.core import RecallCore
-    from recall_tui.agent.hooks import HookPayload  # noqa: F401 - same module the core uses
+    from recall_tui.agent.hooks import HookOptions, HookPayload
 
+    o = HookOptions.from_dict(opts)
     has_index = (root / ".recall" / "index.sqlite").exists()
-    mode = "read-only" if has_index and opts.event == "prompt-submit" else "none"
-    core = RecallCore(root, preset=opts.preset, embedder=opts.embedder, index=mode)
+    mode = "read-only" if has_index and o.event == "prompt-submit" else "none"
+    core = RecallCore(root, preset=o.preset, embedder=o.embedder, index=mode)
     try:
-        out, _rec = core.hook(opts, payload)
+        out, _rec = core.hook(o, HookPayload.from_obj(payload))
     finally:
         core.close()
     return out
