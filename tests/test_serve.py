@@ -64,12 +64,12 @@ def test_several_clients_at_once(service):
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
-    assert not errors and len(results) == 8
+    assert not errors and len(results) == 16
     assert all(r["ok"] and len(r["trace"]["hits"]) == 3 for r in results)
 
 

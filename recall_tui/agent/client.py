@@ -76,7 +76,14 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
-        s.connect(str(path))
+        for attempt in range(50):  # a full listen backlog answers EAGAIN: try again shortly
+            try:
+                s.connect(str(path))
+                break
+            except BlockingIOError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.02)
         s.sendall(json.dumps(req, ensure_ascii=False).encode() + b"\n")
         buf = bytearray()
         while not buf.endswith(b"\n"):

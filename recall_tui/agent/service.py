@@ -50,6 +50,7 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # many hooks at once: a full backlog makes connect() fail with EAGAIN
 
 
 class RecallService:
