@@ -193,7 +193,8 @@ class RecallService:
         core = self._current_core()
         if op == "hook":
             opts = H.HookOptions.from_dict(req.get("options") or {})
-            if opts.embedder and opts.embedder != core.embedder_kind:
+            actual = core.embedder.name if core.embedder is not None else "none"
+            if opts.embedder and opts.embedder not in (core.embedder_kind, actual):
                 return {"ok": False, "error": f"this service recalls with {core.embedder_kind!r}, "
                                               f"not {opts.embedder!r}"}
             out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
