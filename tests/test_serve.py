@@ -19,7 +19,7 @@ from recall_tui.agent import client
 from recall_tui.agent.active import write_active
 from recall_tui.agent.log import read_agent_log
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # each test starts a real service process
 
 
 def wait_for(cond, timeout: float, what: str):
@@ -135,3 +135,21 @@ def test_idle_exit(tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0 and "idle for 1 s; exiting" in err
     assert not client.socket_path(vault).exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_client_refuses_a_socket_another_user_owns(tmp_path):
+    import socket as socketlib
+
+    vault = tmp_path / "v"
+    (vault / ".recall").mkdir(parents=True)
+    path = client.socket_path(vault)
+    s = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(1)
+    try:
+        os.chown(path, 54321, -1)
+        with pytest.raises(client.ServiceUnavailable, match="not a socket of this user"):
+            client.request(vault, {"op": "ping"}, timeout=2)
+    finally:
+        s.close()
