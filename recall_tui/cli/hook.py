@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from recall_tui.vault.literal import json_text, safe_print
+
 HELP = "Claude Code hooks: session-start, prompt-submit, install"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
 
@@ -28,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", choices=("session-start", "prompt-submit", "install"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", help="preset (default: the vault's active preset)")
-    p.add_argument("--k", type=int, help="entries injected by prompt-submit (default: the preset's k)")
+    p.add_argument("--k", type=_positive_int, help="entries injected by prompt-submit (default: the preset's k)")
     p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
                    help="query embedder (default: the vault's active embedder)")
     p.add_argument("--sources", default="startup,clear,compact",
@@ -46,6 +48,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="install: merge the hooks into this settings.json (a .bak copy first)")
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1 (the light twin of _common.positive_int,
+    which imports the engine)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def _stdin() -> str:
     try:
         return sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
@@ -54,7 +68,7 @@ def _stdin() -> str:
 
 
 def _print(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(obj) + "\n")  # exact text; no raw control character
     sys.stdout.flush()
 
 
@@ -80,28 +94,28 @@ def _install(args: argparse.Namespace) -> int:
     from recall_tui.agent.hooks import merge_settings, settings_block
 
     if not args.vault and not os.environ.get("RECALL_TUI_VAULT"):
-        print("recall-tui hook install: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
+        safe_print("recall-tui hook install: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
         return 2
     root = Path(args.vault or os.environ["RECALL_TUI_VAULT"]).resolve()
     if not root.is_dir():
-        print(f"recall-tui hook install: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui hook install: {root}: no such vault folder", file=sys.stderr)
         return 2
     extra = [*(["--transparency"] if args.transparency else []),
              *(["--preset", args.preset] if args.preset else []),
              *(["--embedder", args.embedder] if args.embedder else [])]
     block = settings_block(root, extra=extra)
     if not args.write:
-        print(json.dumps(block, indent=2))
+        print(json_text(block, indent=2))
         return 0
     try:
         changed, backup = merge_settings(Path(args.write), block)
     except (ValueError, OSError) as exc:
-        print(f"recall-tui hook install: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui hook install: {exc}", file=sys.stderr)
         return 2
     if changed:
-        print(f"hooks written to {args.write}" + (f" (previous file kept as {backup})" if backup else ""))
+        safe_print(f"hooks written to {args.write}" + (f" (previous file kept as {backup})" if backup else ""))
     else:
-        print(f"{args.write} already has these hooks; nothing changed")
+        safe_print(f"{args.write} already has these hooks; nothing changed")
     return 0
 
 
@@ -115,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     except BaseException as exc:  # noqa: BLE001 - never fail the prompt
         if isinstance(exc, KeyboardInterrupt):
             raise
-        print(f"recall-tui hook {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui hook {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
         _print(_empty(event))
         code = 0
     return code
@@ -127,18 +141,18 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     text = _stdin()
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
     if not root_arg:
-        print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
+        safe_print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
         _print(_empty(event))
         return 0
     root = Path(root_arg)
     if not root.is_dir():
-        print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
         _print(_empty(event))
         return 0
     if args.warm:
         client.start_detached(root)
         if client.wait_ready(root) is None:
-            print(f"recall-tui hook: the service for {root} did not come up", file=sys.stderr)
+            safe_print(f"recall-tui hook: the service for {root} did not come up", file=sys.stderr)
         return 0
     payload = _payload(text)
     opts = {"event": event, "preset": args.preset, "embedder": args.embedder, "k": args.k,
@@ -151,7 +165,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             if ans.get("ok"):
                 out = ans["output"]
             else:
-                print(f"recall-tui hook {event}: service: {ans.get('error')}; recalling here",
+                safe_print(f"recall-tui hook {event}: service: {ans.get('error')}; recalling here",
                       file=sys.stderr)
         except client.ServiceUnavailable:
             client.start_detached(root)  # for the next prompt; this one recalls here
@@ -161,7 +175,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     budget = args.budget_ms if args.budget_ms is not None else BUDGET_MS[event]
     elapsed = (time.perf_counter() - t0) * 1000
     if elapsed > budget:
-        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
+        safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
               "results are complete", file=sys.stderr)
     return 0
 

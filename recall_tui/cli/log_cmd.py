@@ -4,10 +4,11 @@ agents (hooks and MCP), newest first, from the flight recorder (recall_tui/agent
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from datetime import datetime, timedelta, timezone
+
+from recall_tui.vault.literal import json_text, literal_line, safe_print
 
 HELP = "list the recalls served to agents (hooks, MCP), newest first"
 
@@ -37,38 +38,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many (newest first)")
 
 
-def _visible(text: str) -> str:
-    """Control characters shown, never sent to the terminal."""
-    return "".join(c if (c.isprintable() or c == " ") else f"\\x{ord(c):02x}" for c in text)
-
-
 def run(args: argparse.Namespace) -> int:
     from recall_tui.agent.log import prune, read_agent_log
     from recall_tui.cli._common import vault_root
 
     root = vault_root(args.vault)
     if not root.is_dir():
-        print(f"recall-tui log: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui log: {root}: no such vault folder", file=sys.stderr)
         return 2
     if args.limit is not None and args.limit < 1:
-        print("recall-tui log: --limit must be at least 1", file=sys.stderr)
+        safe_print("recall-tui log: --limit must be at least 1", file=sys.stderr)
         return 2
     prune(root)
     recs = read_agent_log(root, session=args.session, since=args.since, limit=args.limit)
     if args.json:
         for r in recs:
-            sys.stdout.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_text(r.to_dict()) + "\n")
         return 0
     if not recs:
-        print(f"no agent recalls recorded in {root / '.recall' / 'agent'}")
+        safe_print(f"no agent recalls recorded in {root / '.recall' / 'agent'}")
         return 0
     for r in recs:
         what = r.prompt if r.prompt else (f"source={r.source}" if r.source else "")
         ids = ", ".join(r.injected_ids) or "-"
         more = f" (+{len(r.left_out_ids)} left out)" if r.left_out_ids else ""
         skipped = f"  skipped: {r.skipped}" if r.skipped else ""
-        print(_visible(f"{r.time}  {r.id}  {r.served_by}/{r.event}  session {r.session_id[:12] or '-'}  "
+        safe_print(literal_line(f"{r.time}  {r.id}  {r.served_by}/{r.event}  session {r.session_id[:12] or '-'}  "
                        f"{r.preset}/{r.embedder}  {r.ms:.0f} ms  [{r.path}]"))
-        print(_visible(f"    {what[:200]!s}"))
-        print(_visible(f"    -> {ids}{more}{skipped}"))
+        safe_print("    " + literal_line(what, 200))
+        safe_print(literal_line(f"    -> {ids}{more}{skipped}"))
     return 0

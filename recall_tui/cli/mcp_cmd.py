@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from recall_tui.vault.literal import safe_print
+
 HELP = "serve recall, load_memory and why_not to an agent over MCP (stdio)"
 
 
@@ -22,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     root = vault_root(args.vault)
     if not root.is_dir():
-        print(f"recall-tui mcp: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui mcp: {root}: no such vault folder", file=sys.stderr)
         return 2
     if args.preset:
         from recall_tui.engine.config import load_preset
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             load_preset(args.preset, root)
         except ValueError as exc:
-            print(f"recall-tui mcp: {exc}", file=sys.stderr)
+            safe_print(f"recall-tui mcp: {exc}", file=sys.stderr)
             return 2
     from recall_tui.agent.mcp_server import serve_stdio
 

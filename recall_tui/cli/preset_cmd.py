@@ -8,6 +8,7 @@ import sys
 
 from recall_tui.agent.active import EMBEDDERS, read_active, write_active
 from recall_tui.cli._common import vault_root
+from recall_tui.vault.literal import safe_print
 
 HELP = "set or show the vault's active preset and embedder (used by query, hooks, MCP)"
 
@@ -27,23 +28,23 @@ def run(args: argparse.Namespace) -> int:
 
     root = vault_root(args.vault)
     if not root.is_dir():
-        print(f"recall-tui preset: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui preset: {root}: no such vault folder", file=sys.stderr)
         return 2
     if args.action == "show":
         act = read_active(root)
-        print(f"preset {act.preset}  embedder {act.embedder}  ({act.source})")
+        safe_print(f"preset {act.preset}  embedder {act.embedder}  ({act.source})")
         return 0
     try:
         load_preset(args.name, root)
     except ValueError as exc:
-        print(f"recall-tui preset: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui preset: {exc}", file=sys.stderr)
         return 2
     try:
         path = write_active(root, preset=args.name, embedder=args.embedder, set_by="preset use")
     except OSError as exc:
-        print(f"recall-tui preset: cannot write {root / '.recall'}: {exc.strerror or exc}",
+        safe_print(f"recall-tui preset: cannot write {root / '.recall'}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
     act = read_active(root)
-    print(f"active preset {act.preset}, embedder {act.embedder} (written to {path})")
+    safe_print(f"active preset {act.preset}, embedder {act.embedder} (written to {path})")
     return 0

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from recall_tui.vault.literal import json_text, safe_print
 
 HELP = "keep a vault warm and answer recalls over a Unix socket (hooks use it)"
 
@@ -26,18 +27,18 @@ def run(args: argparse.Namespace) -> int:
 
     root = vault_root(args.vault)
     if not root.is_dir():
-        print(f"recall-tui serve: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui serve: {root}: no such vault folder", file=sys.stderr)
         return 2
     if args.stop or args.status:
         try:
             ans = client.request(root, {"op": "stop" if args.stop else "ping"}, timeout=5)
         except client.ServiceUnavailable as exc:
-            print(f"no service for {root} ({exc})")
+            safe_print(f"no service for {root} ({exc})")
             return 1 if args.status else 0
-        print("stopped" if args.stop else json.dumps(ans))
+        safe_print("stopped" if args.stop else json_text(ans))
         return 0
     if args.idle is not None and args.idle <= 0:
-        print("recall-tui serve: --idle must be more than 0 seconds", file=sys.stderr)
+        safe_print("recall-tui serve: --idle must be more than 0 seconds", file=sys.stderr)
         return 2
     from recall_tui.agent.service import RecallService
 
