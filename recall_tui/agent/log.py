@@ -215,7 +215,8 @@ def read_agent_log(vault: str | os.PathLike, *, session: str | None = None,
                 if t is None or t < since:
                     continue
             out.append(rec)
-    out.sort(key=lambda r: r.time, reverse=True)
+    out.reverse()  # files and lines are in write order: newest last
+    out.sort(key=lambda r: r.time, reverse=True)  # stable: ties keep the write order
     return out[:limit] if limit else out
 
 
