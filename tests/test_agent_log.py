@@ -121,3 +121,20 @@ def test_active_configuration_defaults_and_atomic_writes(tmp_path):
         assert "unknown embedder 'gpu'" in str(exc)
     else:
         raise AssertionError("an unknown embedder was accepted")
+
+
+def test_log_tail_sees_new_records_across_a_roll_over(tmp_path):
+    from recall_tui.agent.log import LogTail
+
+    append_recall(tmp_path, _rec(0))
+    tail = LogTail(tmp_path)
+    assert tail.poll() == []  # starts at the end
+    append_recall(tmp_path, _rec(1))
+    append_recall(tmp_path, _rec(2))
+    assert [r.prompt.split()[1] for r in tail.poll()] == ["1", "2"]
+    assert tail.poll() == []
+    write_active(tmp_path, log={"max_mb": 0.0005})  # the next append rolls the file over
+    append_recall(tmp_path, _rec(3))
+    append_recall(tmp_path, _rec(4))
+    assert list(log_dir(tmp_path).glob("recalls-*.jsonl")), "the log did not roll over"
+    assert [r.prompt.split()[1] for r in tail.poll()] == ["3", "4"]

@@ -220,11 +220,72 @@ def read_agent_log(vault: str | os.PathLike, *, session: str | None = None,
     return out[:limit] if limit else out
 
 
+class LogTail:
+    """New records as they are appended, for a live view (the TUI's Agent pane, `log
+    --follow`): `poll()` returns the records written since the last call, oldest first.
+    Starts at the end of the log (`from_start=True` replays it all first). Follows a roll-over
+    (the current file renamed and a new one begun) without losing or repeating a record.
+    Never raises for a missing or unreadable log."""
+
+    def __init__(self, vault: str | os.PathLike, *, from_start: bool = False):
+        self.path = log_dir(vault) / CURRENT
+        self._ino: int | None = None
+        self._pos = 0
+        self._buf = b""
+        if not from_start:
+            try:
+                st = self.path.stat()
+                self._ino, self._pos = st.st_ino, st.st_size
+            except OSError:
+                pass
+
+    def _read_from(self, path: Path, pos: int) -> tuple[bytes, int]:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(pos)
+                data = fh.read()
+        except OSError:
+            return b"", pos
+        return data, pos + len(data)
+
+    def poll(self) -> list[AgentRecall]:
+        data = b""
+        try:
+            st = self.path.stat()
+        except OSError:
+            st = None
+        if self._ino is not None and (st is None or st.st_ino != self._ino):
+            # rolled over: finish the old file (now a segment), then start the new one
+            for seg in sorted(self.path.parent.glob("recalls-*.jsonl"), reverse=True):
+                try:
+                    if seg.stat().st_ino == self._ino:
+                        more, _ = self._read_from(seg, self._pos)
+                        data += more
+                        break
+                except OSError:
+                    continue
+            self._ino, self._pos = None, 0
+        if st is not None:
+            if self._ino is None:
+                self._ino = st.st_ino
+            more, self._pos = self._read_from(self.path, self._pos)
+            data += more
+        self._buf += data
+        *lines, self._buf = self._buf.split(b"\n")
+        out = []
+        for raw in lines:
+            try:
+                out.append(AgentRecall.from_dict(json.loads(raw)))
+            except (ValueError, TypeError):
+                continue
+        return out
+
+
 def find_recall(vault: str | os.PathLike, recall_id: str) -> AgentRecall | None:
     """One record by its id (or a unique prefix of it)."""
     hits = [r for r in read_agent_log(vault) if r.id.startswith(recall_id)]
     return hits[0] if len(hits) == 1 else None
 
 
-__all__ = ["AgentRecall", "append_recall", "find_recall", "log_dir", "log_settings", "new_id",
+__all__ = ["AgentRecall", "LogTail", "append_recall", "find_recall", "log_dir", "log_settings", "new_id",
            "now_iso", "prune", "read_agent_log"]

@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--session", help="only this session id (a prefix is enough)")
     p.add_argument("--since", type=since_arg, help="only recalls since this time (ISO-8601 or 30m, 2h, 7d)")
     p.add_argument("--limit", type=int, default=None, help="at most this many (newest first)")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="then keep printing new recalls as agents get them (Ctrl-C stops)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,14 +52,32 @@ def run(args: argparse.Namespace) -> int:
         safe_print("recall-tui log: --limit must be at least 1", file=sys.stderr)
         return 2
     prune(root)
+    from recall_tui.agent.log import LogTail
+
+    tail = LogTail(root) if args.follow else None  # before reading: nothing falls in between
     recs = read_agent_log(root, session=args.session, since=args.since, limit=args.limit)
-    if args.json:
+    seen = {r.id for r in recs}
+    if not recs and not args.json:
+        safe_print(f"no agent recalls recorded in {root / '.recall' / 'agent'}")
+    _show(recs, args.json)
+    if tail is None:
+        return 0
+    import time
+
+    while True:
+        new = [r for r in tail.poll() if r.id not in seen
+               and (not args.session or r.session_id.startswith(args.session))]
+        if new:
+            _show(new, args.json)  # oldest first, below what is already shown
+        time.sleep(0.5)
+
+
+def _show(recs, as_json: bool) -> None:
+    if as_json:
         for r in recs:
             sys.stdout.write(json_text(r.to_dict()) + "\n")
-        return 0
-    if not recs:
-        safe_print(f"no agent recalls recorded in {root / '.recall' / 'agent'}")
-        return 0
+        sys.stdout.flush()
+        return
     for r in recs:
         what = r.prompt if r.prompt else (f"source={r.source}" if r.source else "")
         ids = ", ".join(r.injected_ids) or "-"
@@ -67,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
                        f"{r.preset}/{r.embedder}  {r.ms:.0f} ms  [{r.path}]"))
         safe_print("    " + literal_line(what, 200))
         safe_print(literal_line(f"    -> {ids}{more}{skipped}"))
-    return 0
+    sys.stdout.flush()
