@@ -233,3 +233,23 @@ def test_no_pickle_cache_is_written(vault_copy, event, tmp_path):
     run_hook(event, vault_copy, prompt_payload("postgres"), env=NO_SERVE)
     cache = Path(os.environ["XDG_CACHE_HOME"])
     assert not list(cache.rglob("*.pickle")) and not list(vault_copy.rglob("*.pickle"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders anyway")
+def test_read_only_vault_still_injects(tmp_path, sample_vault_path):
+    import shutil
+    import stat as st
+
+    vault = tmp_path / "ro"
+    shutil.copytree(sample_vault_path, vault, ignore=shutil.ignore_patterns(".recall"))
+    (vault / ".recall").mkdir()
+    for p in [vault, *vault.rglob("*")]:
+        if p.is_dir():
+            p.chmod(st.S_IRUSR | st.S_IXUSR)
+    try:
+        r = run_hook("prompt-submit", vault, prompt_payload("postgres major upgrade analyze"))
+        assert "(lesson-pg-upgrade-analyze)" in context_of(r)
+    finally:
+        for p in [vault, *vault.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o755)

@@ -135,6 +135,8 @@ def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> b
     idle = idle_s if idle_s is not None else float(os.environ.get("RECALL_TUI_SERVE_IDLE") or DEFAULT_IDLE_S)
     try:
         recall_dir(root).mkdir(exist_ok=True)
+        if not os.access(recall_dir(root), os.W_OK):
+            return False  # a read-only vault: no service (it could not lock or bind), no retry storm
         subprocess.Popen(
             [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
