@@ -153,3 +153,20 @@ def test_client_refuses_a_socket_another_user_owns(tmp_path):
             client.request(vault, {"op": "ping"}, timeout=2)
     finally:
         s.close()
+
+
+def test_bench_hook_mode(tmp_path, sample_vault_path):
+    import shutil
+
+    vault = tmp_path / "v"
+    shutil.copytree(sample_vault_path, vault, ignore=shutil.ignore_patterns(".recall"))
+    write_active(vault, embedder="none")
+    out = tmp_path / "hook.json"
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "bench", "--hook", "--vault", str(vault),
+                        "--runs", "4", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "warm service : p50" in r.stdout and "load average before" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["kind"] == "recall-tui-bench-hook" and data["exit_codes"] == [0]
+    assert data["warm_ms"]["n"] == 4 and data["in_process_ms"]["n"] == 3
+    assert not (vault / ".recall" / "agent").exists()  # the benchmark ran on a copy
