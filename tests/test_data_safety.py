@@ -211,7 +211,7 @@ async def test_unwritable_recall_dir_the_tui_says_so_once_and_recalls(tmp_path, 
 # ------------------------------------------------------------------ many processes at once
 
 
-def test_tui_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Path):
+def test_tui_service_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Path):
     from recall_tui.engine import open_engine
     from recall_tui.index.watch import VaultWatcher
 
@@ -219,6 +219,11 @@ def test_tui_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Pat
     a, b = "ingrid-sorensen", "jonas-becker"
     assert a in vault.memories and b in vault.memories
     phrase_a, phrase_b = "quokka census rehearsal", "zeppelin hangar inventory"
+    from recall_tui.agent import client
+
+    # The recall service (what the hooks talk to), warm before the mix starts.
+    service = popen("serve", "--vault", vault_copy, "--idle", "300")
+    assert client.wait_ready(vault_copy, timeout=TIMEOUT), "the recall service never answered"
     # The TUI's side, in this process: its engine and the watcher/refresh path it uses.
     engine = open_engine(vault_copy, embedder="local")
     summaries = []
@@ -239,6 +244,9 @@ def test_tui_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Pat
             "query 3": popen("query", "why did the deploy fail", "--vault", vault_copy,
                              "--embedder", "local", "--json"),
         }
+        served = [client.request(vault_copy, {"op": "recall", "query": q, "k": 3},
+                                 timeout=TIMEOUT) for q in ("postgres upgrade", "homelab backups")]
+        assert all(r["ok"] and r["trace"]["hits"] for r in served), served
         results = {}
         for name, p in procs.items():
             out, err = p.communicate(payload if name == "hook" else None, timeout=TIMEOUT)
@@ -263,9 +271,24 @@ def test_tui_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Pat
         for mid, phrase in ((a, phrase_a), (b, phrase_b)):
             hits = [h.id for h in engine.recall(phrase, k=10, now=PINNED_NOW).hits]
             assert mid in hits, f"the TUI's engine does not recall {mid} by {phrase!r}: {hits}"
+
+            def served_hits(phrase=phrase) -> list[str]:
+                ans = client.request(vault_copy, {"op": "recall", "query": phrase, "k": 10},
+                                     timeout=TIMEOUT)
+                assert ans["ok"], ans
+                return [h["id"] for h in ans["trace"]["hits"]]
+
+            wait_until(lambda mid=mid, f=served_hits: mid in f(),
+                       f"the recall service to recall {mid} by {phrase!r}", every=0.2)
     finally:
         watcher.stop()
         engine.index.close()
+        stop = cli("serve", "--vault", vault_copy, "--stop")
+        _out, service_err = service.communicate(timeout=TIMEOUT)
+        if service.poll() is None:
+            service.kill()
+    assert stop.returncode == 0, stop.stderr
+    assert "locked" not in service_err.lower() and "Traceback" not in service_err, service_err
     # The index is consistent: opening it again finds nothing to do.
     emb, _ = make_embedder("local")
     with Index.open(read_vault(vault_copy), emb) as idx:
