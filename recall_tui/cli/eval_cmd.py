@@ -104,12 +104,18 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
+    from recall_tui.tuning.empty import why_empty
+
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
+    empties: dict[str, list[Any]] = {}
     try:
         for name, cfg in configs:
             engine = base if name == presets[0] else Engine(base.vault, base.index, cfg, preset=name)
-            results[name] = score_queries(engine, golden, k=args.k, now=now)
+            reasons: list[Any] = []
+            results[name] = score_queries(engine, golden, k=args.k, now=now,
+                                          on_trace=lambda _q, tr, rs=reasons: rs.append(why_empty(tr)))
+            empties[name] = reasons
     finally:
         if base.index is not None:
             base.index.close()
@@ -117,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
         metrics.compare(results[presets[0]], results[p], baseline_name=presets[0], candidate_name=p)
         for p in presets[1:]
     ]
+    from recall_tui.tuning import empty as empty_mod
+
+    categorised = any(q.category for q in golden)
     if args.json:
         doc = {
             "vault": str(root),
@@ -128,7 +137,13 @@ def run(args: argparse.Namespace) -> int:
             "presets": {
                 name: {
                     "means": metrics.mean_metrics(rs),
-                    "queries": [_result_json(q, r) for q, r in zip(golden, rs, strict=True)],
+                    "categories": metrics.by_category(golden, rs) if categorised else {},
+                    "empty": empty_mod.summary_json(empties[name]),
+                    "queries": [
+                        {**_result_json(q, r), "category": q.category,
+                         "empty_reason": empty_mod.reason_json(e)}
+                        for q, r, e in zip(golden, rs, empties[name], strict=True)
+                    ],
                 }
                 for name, rs in results.items()
             },
@@ -137,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    _render(args, golden, results, comparisons, now, qfile)
+    _render(args, golden, results, comparisons, now, qfile, empties)
     return 0
 
 
@@ -163,10 +178,12 @@ def _comparison_json(c: Any) -> dict[str, Any]:
     }
 
 
-def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: ANN001
+def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  # noqa: ANN001
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
     con = Console()
@@ -190,6 +207,26 @@ def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: AN
         t.add_row(name, _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
                   _fmt(means["precision"]), f"{scored}/{len(rs)}", str(sum(len(r.unjudged) for r in rs)))
     con.print(t)
+    for name in results:
+        for i, line in enumerate(empty_mod.summarise(empties[name])):
+            con.print(Text(f"{name}: {line}" if i == 0 else f"  {line}"))
+    if any(q.category for q in golden):
+        ct = Table(title=f"per category (recall@{k} / MRR)", title_justify="left",
+                   header_style="bold", show_edge=False)
+        ct.add_column("category")
+        ct.add_column("queries", justify="right")
+        for name in results:
+            ct.add_column(f"{name} R@{k}", justify="right")
+            ct.add_column(f"{name} MRR", justify="right")
+        cats = {name: metrics.by_category(golden, rs) for name, rs in results.items()}
+        first = next(iter(cats.values()))
+        for cat, row in first.items():
+            cells = [Text(cat), str(row["queries"])]
+            for name in results:
+                c = cats[name][cat]
+                cells += [_fmt(c["recall"]), _fmt(c["mrr"])]
+            ct.add_row(*cells)
+        con.print(ct)
     for c in comparisons:
         ct = Table(title=f"{c.candidate} vs {c.baseline} (paired, per query)", title_justify="left",
                    header_style="bold", show_edge=False)
