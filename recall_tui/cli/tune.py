@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 2
+    base_name = Path(args.base).stem if args.base.endswith(".toml") else args.base
     labels = _labels(roots)
     engines = []
     try:
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             engines.append(open_engine(r, preset=args.base, embedder=args.embedder, config=base))
         vaults = [TuneVault(e, g, lab) for e, g, lab in zip(engines, golden, labels, strict=True)]
         try:
-            result = _run_with_progress(tune, vaults, base, args, now)
+            result = _run_with_progress(tune, vaults, base, base_name, args, now)
         except ValueError as exc:
             _err(str(exc))
             return 2
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             saved = save_preset(result.best, args.save, where=args.where, vault_root=roots[0],
-                                base=base, base_name=args.base, overwrite=args.overwrite)
+                                base=base, base_name=base_name, overwrite=args.overwrite)
         except (ValueError, FileExistsError) as exc:
             _err(str(exc))
             return 2
@@ -152,7 +153,7 @@ def _labels(roots: list[Path]) -> list[str]:
     return out
 
 
-def _run_with_progress(tune, vaults, base, args, now):  # noqa: ANN001
+def _run_with_progress(tune, vaults, base, base_name, args, now):  # noqa: ANN001
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -165,7 +166,7 @@ def _run_with_progress(tune, vaults, base, args, now):  # noqa: ANN001
         def progress(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, total=total, description=what[:60])
 
-        return tune(vaults, base, base_name=args.base, budget=args.budget, folds=args.folds,
+        return tune(vaults, base, base_name=base_name, budget=args.budget, folds=args.folds,
                     seed=args.seed, k=args.k, now=now, progress=progress)
 
 
@@ -177,6 +178,8 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
     from recall_tui.tuning.tune import describe
 
     con = Console()
+    if not con.is_terminal:  # a log or a file: wide enough that no table wraps
+        con = Console(width=120)
     k = result.k
     nq = sum(v["scored"] for v in result.vaults)
     con.print(Text(
