@@ -181,7 +181,7 @@ def test_recall_scores_do_not_depend_on_the_fast_paths(opened, monkeypatch):
 def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
     """Above FTS_COLD_MAX postings of unseen terms a query is answered by FTS5 (same rows),
     and nothing is loaded for it."""
-    import recall_tui.index.store as index_mod
+    import recall_tui.index.fts as index_mod
 
     _, _, idx = opened
     monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 0)

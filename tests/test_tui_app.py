@@ -17,15 +17,16 @@ from textual.widgets import Input, Markdown
 
 from recall_tui.engine import open_engine
 from recall_tui.engine.trace import STAGE_ORDER
-from recall_tui.tui.app import MainScreen, RecallApp, make_app
+from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.messages import RecallDone
-from recall_tui.tui.screens import HelpScreen, PinScreen
+from recall_tui.tui.panes.vault import VaultTree
+from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
+from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import load_settings
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
 from recall_tui.tui.widgets.query_bar import RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
-from recall_tui.tui.widgets.vault_browser import VaultTree
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable

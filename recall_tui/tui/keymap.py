@@ -36,18 +36,18 @@ class BindingInfo:
 #: it imports none of them.
 OWNERS: tuple[tuple[str, str], ...] = (
     ("global", "recall_tui.tui.app:RecallApp"),
-    ("main screen", "recall_tui.tui.app:MainScreen"),
+    ("main screen", "recall_tui.tui.screens.main:MainScreen"),
     ("query bar", "recall_tui.tui.widgets.query_bar:QueryBar"),
     ("replay", "recall_tui.tui.replay:ReplayApp"),
     ("lists", "recall_tui.tui.widgets.vim:VimTable"),
     ("trees", "recall_tui.tui.widgets.vim:VimTree"),
-    ("vault tree", "recall_tui.tui.widgets.vault_browser:VaultTree"),
-    ("help", "recall_tui.tui.screens:HelpScreen"),
-    ("pin dialog", "recall_tui.tui.screens:PinScreen"),
-    ("judge dialog", "recall_tui.tui.screens_edit:GradeScreen"),
-    ("recall_when editor", "recall_tui.tui.screens_edit:RecallWhenScreen"),
-    ("save preset dialog", "recall_tui.tui.screens_edit:SavePresetScreen"),
-    ("conflict view", "recall_tui.tui.screens_edit:ConflictScreen"),
+    ("vault tree", "recall_tui.tui.panes.vault:VaultTree"),
+    ("help", "recall_tui.tui.screens.dialogs:HelpScreen"),
+    ("pin dialog", "recall_tui.tui.screens.dialogs:PinScreen"),
+    ("judge dialog", "recall_tui.tui.screens.edit:GradeScreen"),
+    ("recall_when editor", "recall_tui.tui.screens.edit:RecallWhenScreen"),
+    ("save preset dialog", "recall_tui.tui.screens.edit:SavePresetScreen"),
+    ("conflict view", "recall_tui.tui.screens.edit:ConflictScreen"),
 )
 
 

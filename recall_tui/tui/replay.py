@@ -25,12 +25,13 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static, TabPane
 
 from recall_tui.engine.trace import Trace
-from recall_tui.tui.app import MainScreen, RecallApp
+from recall_tui.tui.app import RecallApp
 from recall_tui.tui.commands import PaletteCommand
 from recall_tui.tui.keymap import all_bindings, display_keys
+from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import Settings
-from recall_tui.tui.widgets.panes import StatePane
 from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.vault.model import Vault

@@ -14,7 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from recall_tui.tui.screens_edit import (
+from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
+from recall_tui.tui.screens.edit import (
     REMOVE,
     ConflictScreen,
     GradeScreen,
@@ -22,7 +23,6 @@ from recall_tui.tui.screens_edit import (
     RecallWhenScreen,
     SavePresetScreen,
 )
-from recall_tui.tui.widgets.tuning import GOLDEN_K, TuningPane
 
 
 class TuningActions:

@@ -27,9 +27,9 @@ from textual.worker import get_current_worker
 
 from recall_tui.engine.config import Config, knobs, load_preset
 from recall_tui.engine.trace import Trace
+from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.panes import StatePane
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tuning.compare import Movement, RankingDiff, diff_rankings, rank_deltas
 

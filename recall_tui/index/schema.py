@@ -1,0 +1,196 @@
+"""The index file: its schema and version, where it lives, opening and checking it.
+
+`resolve_index_path` picks `VAULT/.recall/index.sqlite` or, for a read-only vault, a file
+under the user's cache folder; `_open_existing` keeps a sound file of this SCHEMA_VERSION and
+deletes anything else (it is rebuilt from the vault, never trusted). Headless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import apsw
+import sqlite_vec
+
+from recall_tui.index.fts import FTS_COLUMNS
+
+#: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
+SCHEMA_VERSION = 1
+#: Files up to this size get a full `PRAGMA quick_check` on open (about 20 ms per MB).
+QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
+_REQUIRED_TABLES = frozenset(
+    {
+        "meta",
+        "memories",
+        "memories_fts",
+        "memories_trigram",
+        "embed_cache",
+        "edges",
+        "turns",
+        "signatures",
+        "recall_stats",
+    }
+)
+
+
+class IndexFileError(RuntimeError):
+    """The index cannot be opened or used; the message says which file and why."""
+
+
+def default_index_path(vault_root: str | os.PathLike) -> Path:
+    """Where the index of a vault lives when the vault is writable."""
+    return Path(vault_root) / ".recall" / "index.sqlite"
+
+
+def _cache_index_path(vault_root: str | os.PathLike) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(os.path.realpath(vault_root).encode()).hexdigest()[:16]
+    return Path(base) / "recall-tui" / digest / "index.sqlite"
+
+
+def resolve_index_path(vault_root: str | os.PathLike) -> tuple[Path, str]:
+    """The index path for a vault, and a note when it had to fall back to the cache folder."""
+    path = default_index_path(vault_root)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        if not os.access(path.parent, os.W_OK):
+            raise PermissionError(f"{path.parent} is not writable")
+        probe = path.parent / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return path, ""
+    except OSError as exc:
+        fallback = _cache_index_path(vault_root)
+        fallback.parent.mkdir(parents=True, exist_ok=True)
+        reason = exc.strerror or str(exc)
+        return fallback, f"the vault is not writable ({reason}); index kept in {fallback}"
+
+
+def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
+    flags = (
+        apsw.SQLITE_OPEN_READONLY
+        if read_only
+        else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    )
+    conn = apsw.Connection(path, flags=flags)
+    conn.set_busy_timeout(5000)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
+    """None if the file is a sound index of this schema version, else why not.
+
+    `PRAGMA quick_check` reads every page, about 20 ms per MB: it runs on files up to
+    QUICK_CHECK_MAX_BYTES, so opening a big index stays fast. Damage in a bigger file is found
+    by SQLite when a page is read (a CorruptError), and `Index.open` rebuilds then.
+    """
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+        missing = _REQUIRED_TABLES - tables
+        if missing:
+            return f"missing tables {', '.join(sorted(missing))}"
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            return "no schema_version in meta"
+        if str(row[0]) != str(SCHEMA_VERSION):
+            return f"schema version {row[0]}, this recall-tui uses {SCHEMA_VERSION}"
+        if size <= QUICK_CHECK_MAX_BYTES:
+            check = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if not check or check[0] != "ok":
+                return f"integrity check failed: {check[0] if check else 'no answer'}"
+    except apsw.Error as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
+    """Open an existing index file: (connection, None) if sound, else (None, why) after
+    deleting it."""
+    conn = None
+    try:
+        conn = _connect(str(path))
+        why = _validate(conn, path.stat().st_size)
+    except apsw.Error as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    if why is None:
+        return conn, None
+    if conn is not None:
+        conn.close()
+    remove_index_files(path)
+    return None, why
+
+
+def remove_index_files(path: Path) -> None:
+    """Delete an index file and its WAL/shared-memory/journal companions."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE memories(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL UNIQUE,
+    content_hash TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    mtime REAL NOT NULL,
+    role TEXT NOT NULL,
+    status TEXT NOT NULL,
+    type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    topic_key TEXT NOT NULL,
+    title TEXT NOT NULL,
+    recall_when TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    keywords TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    topic_path TEXT NOT NULL,
+    body TEXT NOT NULL,
+    original TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memories_trigram USING fts5(
+    content, original, content='', contentless_delete=1,
+    tokenize='trigram remove_diacritics 1');
+CREATE TABLE embed_cache(
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY(model, text_hash)) WITHOUT ROWID;
+CREATE TABLE edges(
+    subject TEXT NOT NULL, relation TEXT NOT NULL, object TEXT NOT NULL,
+    memory_id TEXT NOT NULL);
+CREATE INDEX edges_subject ON edges(subject);
+CREATE INDEX edges_object ON edges(object);
+CREATE INDEX edges_memory ON edges(memory_id);
+CREATE TABLE turns(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at TEXT,
+    path TEXT NOT NULL,
+    row_hash TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector BLOB);
+CREATE TABLE signatures(id TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE recall_stats(
+    id TEXT PRIMARY KEY, count INTEGER NOT NULL, last_recalled TEXT, times TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

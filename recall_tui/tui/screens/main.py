@@ -1,0 +1,205 @@
+"""The main screen: the query bar, the pane tabs and the status line. It routes widget
+messages to the app, which owns the state; it computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane
+
+from recall_tui.tui.panes.base import StatePane
+from recall_tui.tui.panes.entities import EntitiesPane
+from recall_tui.tui.panes.memory import MemoryPane
+from recall_tui.tui.panes.mmr import MMRPane
+from recall_tui.tui.panes.problems import ProblemsPane
+from recall_tui.tui.panes.supersession import SupersessionPane
+from recall_tui.tui.panes.timings import TimingsPane
+from recall_tui.tui.panes.tuning import TuningPane
+from recall_tui.tui.panes.vault import VaultPane, VaultTree
+from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
+from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
+from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.waterfall import Waterfall
+from recall_tui.tui.widgets.whynot import PinnedTable
+
+#: Pane id -> (tab title, widget class built the first time the tab is shown). `recall` is
+#: the main view and is always built.
+PANES: dict[str, tuple[str, type[StatePane] | None]] = {
+    "recall": ("1 Recall", None),
+    "memory": ("2 Memory", MemoryPane),
+    "supersession": ("3 Supersession", SupersessionPane),
+    "entities": ("4 Entities", EntitiesPane),
+    "mmr": ("5 MMR", MMRPane),
+    "timings": ("6 Timings", TimingsPane),
+    "vault": ("7 Vault", VaultPane),
+    "problems": ("8 Problems", ProblemsPane),
+    "tuning": ("9 Tuning", TuningPane),
+}
+PANE_ORDER = list(PANES)
+
+
+class MainScreen(Screen):
+    """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),
+        Binding("shift+tab", "pane(-1)", "Previous pane", show=False, id="pane.previous"),
+        *(Binding(str(i), f"show_pane('{name}')", title.split(" ", 1)[1], show=False,
+                  id=f"pane.{name}") for i, (name, (title, _)) in enumerate(PANES.items(), 1)),
+        Binding("w", "focus_widget('waterfall')", "Stages", show=False, id="focus.stages"),
+        Binding("r", "focus_widget('results')", "Hits", show=False, id="focus.hits"),
+        Binding("x", "focus_widget('explain')", "Explanation", show=False, id="focus.explain"),
+        Binding("i", "focus_widget('pinned')", "Pinned", show=False, id="focus.pinned"),
+    ]
+
+    def __init__(self, request: RecallRequest, presets: list[str], stable_timings: bool) -> None:
+        super().__init__()
+        self.request = request
+        self.presets = presets
+        self.stable_timings = stable_timings
+        self._focus_when_built: StatePane | None = None
+
+    def compose(self) -> ComposeResult:
+        yield QueryBar(self.request, self.presets, id="querybar")
+        with TabbedContent(id="panes", initial="recall"):
+            for name, (title, _cls) in PANES.items():
+                with TabPane(title, id=name):
+                    if name == "recall":
+                        with Horizontal(id="recall-grid"):
+                            with Vertical(id="recall-left"):
+                                yield Waterfall(stable_timings=self.stable_timings,
+                                                id="waterfall")
+                                yield PinnedTable(id="pinned")
+                            with Vertical(id="recall-right"):
+                                yield ResultsTable(id="results")
+                                with ContentSwitcher(id="detail", initial="explain"):
+                                    yield ExplanationTree(id="explain")
+                                    yield StageDetail(id="stage-detail")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.refresh_views()  # type: ignore[attr-defined]
+        if self.stable_timings:  # reproducible images: no blinking cursors either
+            for field in self.query(Input):
+                field.cursor_blink = False
+        self.query_one("#query").focus()
+
+    # --- panes -------------------------------------------------------------------------------
+
+    def active_pane(self) -> str:
+        return self.query_one("#panes", TabbedContent).active or "recall"
+
+    def _in_bar(self) -> bool:
+        return self.focused is not None and self.query_one(QueryBar) in self.focused.ancestors
+
+    def action_show_pane(self, name: str) -> None:
+        # Drop focus first: when a focused widget is hidden, Textual moves focus to a sibling
+        # in the same (hidden) pane, which would switch the tab straight back.
+        if not self._in_bar():
+            self.set_focus(None)
+        self.query_one("#panes", TabbedContent).active = name
+
+    def action_pane(self, step: int) -> None:
+        i = PANE_ORDER.index(self.active_pane())
+        self.action_show_pane(PANE_ORDER[(i + step) % len(PANE_ORDER)])
+
+    def action_focus_widget(self, widget_id: str) -> None:
+        self.action_show_pane("recall")
+        if widget_id == "explain":
+            self.query_one("#detail", ContentSwitcher).current = "explain"
+        self.query_one(f"#{widget_id}").focus()
+
+    def pane_widget(self, name: str) -> StatePane | None:
+        """The pane's widget, built the first time it is asked for (hidden panes are lazy)."""
+        cls = PANES[name][1]
+        if cls is None:
+            return None
+        tab = self.query_one(f"#{name}", TabPane)
+        found = tab.query(cls)
+        if found:
+            return found.first()
+        pane = cls(id=f"pane-{name}")
+        tab.mount(pane)
+        return pane
+
+    @on(TabbedContent.TabActivated, "#panes")
+    def _tab(self, event: TabbedContent.TabActivated) -> None:
+        name = event.pane.id or "recall"
+        app: Any = self.app  # the RecallApp, which owns the state
+        if name not in PANES:
+            return
+        pane = self.pane_widget(name)
+        # Typing in the query bar stays there; otherwise focus follows the pane.
+        in_bar = self._in_bar()
+        if pane is None:
+            if not in_bar:
+                self.query_one("#results").focus()
+        elif pane.is_mounted:
+            app.refresh_pane(pane)
+            if not in_bar:
+                self._focus_first(pane)
+        else:  # just built: focus it once its children exist (see _needs_state)
+            self._focus_when_built = None if in_bar else pane
+
+    @staticmethod
+    def _focus_first(pane: StatePane) -> None:
+        for w in pane.query("*"):
+            if w.focusable:
+                w.focus()
+                return
+
+    # --- routing -----------------------------------------------------------------------------
+
+    @on(QueryBar.Changed)
+    def _request(self, event: QueryBar.Changed) -> None:
+        self.app.request_recall(event.request, typed=event.typed)  # type: ignore[attr-defined]
+
+    @on(Waterfall.StageChosen)
+    def _stage(self, event: Waterfall.StageChosen) -> None:
+        app: Any = self.app  # the RecallApp, which owns the state
+        stage = app.trace.stage(event.name) if app.trace else None
+        self.query_one(StageDetail).show(stage, app.vault)
+        self.query_one("#detail", ContentSwitcher).current = "stage-detail"
+
+    @on(ResultsTable.HitChosen)
+    def _hit(self, event: ResultsTable.HitChosen) -> None:
+        app: Any = self.app  # the RecallApp, which owns the state
+        results = self.query_one(ResultsTable)
+        if not (app.follow_results or results.has_focus):
+            return  # the user opened another memory; a redraw of the table must not steal it
+        app.follow_results = True
+        self.query_one("#detail", ContentSwitcher).current = "explain"
+        app.set_current(event.id)
+
+    @on(ResultsTable.HitOpened)
+    def _open_hit(self, event: ResultsTable.HitOpened) -> None:
+        self.app.open_memory(event.id)  # type: ignore[attr-defined]
+
+    @on(VaultTree.Open)
+    def _open(self, event: VaultTree.Open) -> None:
+        self.app.open_memory(event.id, follow_results=False)  # type: ignore[attr-defined]
+
+    @on(VaultTree.Cursor)
+    def _vault_cursor(self, event: VaultTree.Cursor) -> None:
+        app: Any = self.app  # the RecallApp, which owns the state
+        app.follow_results = False
+        app.set_current(event.id, refresh_main=False)
+
+    @on(StatePane.NeedsState)
+    def _needs_state(self, event: StatePane.NeedsState) -> None:
+        self.app.refresh_pane(event.pane)  # type: ignore[attr-defined]
+        if event.pane is self._focus_when_built:
+            self._focus_when_built = None
+            if self.active_pane() == (event.pane.id or "").removeprefix("pane-"):
+                self._focus_first(event.pane)
+
+    @on(VaultTree.Pin)
+    def _pin(self, event: VaultTree.Pin) -> None:
+        self.app.pin(event.id)  # type: ignore[attr-defined]
