@@ -165,6 +165,25 @@ def test_no_difference_means_not_significant(planted):
     assert c.metrics["mrr"].randomisation_p == 1.0 and c.metrics["mrr"].sign_p == 1.0
 
 
+def test_progress_reaches_the_total_and_cancel_stops_it(planted):
+    seen: list[tuple[int, int]] = []
+    _run(planted, budget=8, progress=lambda done, total, what: seen.append((done, total)))
+    assert seen, "no progress was reported"
+    dones = [d for d, _t in seen]
+    assert dones == sorted(dones), "progress went backwards"
+    assert seen[-1][0] == seen[-1][1]
+    calls = []
+
+    def cancel() -> bool:
+        calls.append(1)
+        return len(calls) > 5
+
+    from recall_tui.engine import Cancelled
+
+    with pytest.raises(Cancelled):
+        _run(planted, budget=8, cancel=cancel)
+
+
 # --------------------------------------------------------------------------------------------
 # the command
 

@@ -352,25 +352,43 @@ class _Runner:
         cfg = apply_changes(self.base, changes)
         return cfg.with_value("cache.enabled", False).with_value("tracking.enabled", False)
 
-    def run(self, changes: Changes) -> list[list[QueryResult]]:
-        key = _canon(changes)
-        got = self.cache.get(key)
-        if got is not None:
-            return got
-        cfg = self.config(key)
-        per_vault: list[list[QueryResult]] = []
-        for tv in self.vaults:
-            rs = []
-            for q in tv.queries:
-                if self.cancel is not None and self.cancel():
-                    raise Cancelled()
-                trace = tv.engine.recall(q.query, k=self.k, now=self.now, as_of=q.as_of, config=cfg)
-                rs.append(metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, self.k))
-            per_vault.append(rs)
+    def _recall(self, tv: TuneVault, q: GoldenQuery, cfg: Config) -> QueryResult:
+        if self.cancel is not None and self.cancel():
+            raise Cancelled()
+        trace = tv.engine.recall(q.query, k=self.k, now=self.now, as_of=q.as_of, config=cfg)
+        return metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, self.k)
+
+    def _store(self, key: Changes, per_vault: list[list[QueryResult]]) -> None:
         self.cache[key] = per_vault
         self.mat[key] = [np.array([[r.metrics[m] for m in OBJECTIVE] for r in rs], dtype=float)
                          .reshape(len(rs), len(OBJECTIVE)) for rs in per_vault]
-        return per_vault
+
+    def run(self, changes: Changes) -> list[list[QueryResult]]:
+        """Every query under one configuration (cached by its set of changes)."""
+        key = _canon(changes)
+        got = self.cache.get(key)
+        if got is None:
+            cfg = self.config(key)
+            self._store(key, [[self._recall(tv, q, cfg) for q in tv.queries] for tv in self.vaults])
+            got = self.cache[key]
+        return got
+
+    def run_many(self, pool: Sequence[Changes], on_query: Callable[[int, str], None]) -> None:
+        """Every query under every configuration of `pool`, query by query (all configurations
+        of one query in a row, so its embedding is computed once whatever the size of the
+        index's query-vector cache). `on_query(recalls, query)` after each query."""
+        keys = [c for c in dict.fromkeys(_canon(c) for c in pool) if c not in self.cache]
+        cfgs = [self.config(c) for c in keys]
+        out: dict[Changes, list[list[QueryResult]]] = {c: [] for c in keys}
+        for tv in self.vaults:
+            for c in keys:
+                out[c].append([])
+            for q in tv.queries:
+                for c, cfg in zip(keys, cfgs, strict=True):
+                    out[c][-1].append(self._recall(tv, q, cfg))
+                on_query(len(keys), q.query)
+        for c in keys:
+            self._store(c, out[c])
 
     def objective(self, changes: Changes, masks: Sequence[np.ndarray]) -> float:
         """Mean over vaults (with at least one selected query) of the mean of OBJECTIVE."""
@@ -427,18 +445,22 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     assign = make_folds([[q.query for q in tv.queries] for tv in vaults], folds, seed)
     pool = make_pool(base, budget, seed)
     runner = _Runner(base, vaults, k, now, cancel)
-    total = len(pool) + COMBINE * (folds + 1)
+    nq = sum(len(tv.queries) for tv in vaults)
+    # progress counts recalls: the pool, then at most COMBINE greedy configurations per
+    # selection (one per fold, one on all queries)
+    total = (len(pool) + COMBINE * (folds + 1)) * nq
     done = 0
 
-    def tick(what: str) -> None:
+    def report(n: int, what: str) -> None:
         nonlocal done
-        done += 1
+        done += n
         if progress is not None:
             progress(min(done, total), total, what)
 
-    for c in pool:
-        runner.run(c)
-        tick(describe(c))
+    runner.run_many(pool, lambda n, query: report(n, f"pool of {len(pool)}: {query}"))
+
+    def tick(what: str) -> None:
+        report(nq, what)
 
     fold_arr = [np.array(a, dtype=int) for a in assign]
     fold_results: list[FoldResult] = []
@@ -447,7 +469,7 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
         train = [a != f for a in fold_arr]
         test = [a == f for a in fold_arr]
         chosen, obj = _select(runner, pool, train, tick)
-        done = len(pool) + COMBINE * (f + 1)
+        done = (len(pool) + COMBINE * (f + 1)) * nq
         res = runner.run(chosen)
         base_res = runner.run(())
         held, held_base, pv = [], [], {}
