@@ -209,23 +209,19 @@ def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  #
     con.print(t)
     for name in results:
         for i, line in enumerate(empty_mod.summarise(empties[name])):
-            con.print(Text(f"{name}: {line}" if i == 0 else f"  {line}"))
+            con.print(Text(f"{name}: {line}" if i == 0 else f"  {line}", overflow="fold"))
     if any(q.category for q in golden):
-        ct = Table(title=f"per category (recall@{k} / MRR)", title_justify="left",
-                   header_style="bold", show_edge=False)
-        ct.add_column("category")
-        ct.add_column("queries", justify="right")
-        for name in results:
-            ct.add_column(f"{name} R@{k}", justify="right")
-            ct.add_column(f"{name} MRR", justify="right")
+        ct = Table(title="per category", title_justify="left", header_style="bold", show_edge=False)
+        for col in ("category", "queries", "preset", f"recall@{k}", "MRR", f"nDCG@{k}"):
+            ct.add_column(col, justify="left" if col in ("category", "preset") else "right")
         cats = {name: metrics.by_category(golden, rs) for name, rs in results.items()}
         first = next(iter(cats.values()))
         for cat, row in first.items():
-            cells = [Text(cat), str(row["queries"])]
-            for name in results:
+            for i, name in enumerate(results):
                 c = cats[name][cat]
-                cells += [_fmt(c["recall"]), _fmt(c["mrr"])]
-            ct.add_row(*cells)
+                ct.add_row(Text(cat if i == 0 else ""), str(row["queries"]) if i == 0 else "",
+                           Text(name), _fmt(c["recall"]), _fmt(c["mrr"]), _fmt(c["ndcg"]),
+                           end_section=i == len(results) - 1)
         con.print(ct)
     for c in comparisons:
         ct = Table(title=f"{c.candidate} vs {c.baseline} (paired, per query)", title_justify="left",

@@ -149,13 +149,15 @@ def summarise(reasons: Sequence[EmptyReason | None], total: int | None = None) -
             floors = sorted({r.floor for r in rs if r.floor is not None})
             if floors:
                 line += f": every candidate under the floor {'/'.join(f'{f:g}' for f in floors)}"
+            out.append(line)
             if boosted:
                 names = Counter(f for r in boosted for f in r.factors)
-                line += (f"; in {len(boosted)} of them the boosts put candidates under it that "
-                         f"would have passed without them ({', '.join(n for n, _ in names.most_common(3))}"
-                         "): the boost factor x the floor, not the match, emptied the recall")
-        else:
-            line += f": {rs[0].detail}"
+                out.append(f"  in {len(boosted)} of them the boosts "
+                           f"({', '.join(n for n, _ in names.most_common(3))}) pushed under the "
+                           "floor candidates that would have passed without them:")
+                out.append("  the boost factor x the floor, not the match, emptied the recall")
+            continue
+        line += f": {rs[0].detail}"
         out.append(line)
     return out
 

@@ -70,6 +70,7 @@ SPACE: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("fuse.weights.topic", (0.0, 1.0, 2.0)),
     ("fuse.weights.graph", (0.0, 1.0, 2.0)),
     ("fuse.linear_similarity", (0.5, 0.7, 0.9)),
+    ("fuse.linear_keyword", (0.1, 0.3, 0.5)),
     ("vector.threshold", (0.0, 0.15, 0.25, 0.35, 0.5)),
     ("keyword.recall_when", _FIELD),
     ("keyword.title", _FIELD),
