@@ -10,22 +10,25 @@ arranges them. See docs/evaluation.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from recall_tui.vault.literal import dump_json, safe_print
+
 HELP = "score presets on judged queries: recall@k, MRR, nDCG@k"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from recall_tui.cli._common import positive_int
+
     p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", metavar="FILE",
                    help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
     p.add_argument("--preset", action="append", default=[], metavar="P",
                    help="preset name or .toml path; repeat to compare (the first is the baseline)")
-    p.add_argument("--k", type=int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
+    p.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
     p.add_argument("--now", metavar="T",
                    help="pin the current time, ISO-8601 (default: now; the sample vault's figures "
                         "use 2026-11-21T09:00:00Z)")
@@ -36,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _err(msg: str) -> None:
-    print(f"recall-tui eval: {msg}", file=sys.stderr)
+    safe_print(f"recall-tui eval: {msg}", file=sys.stderr)
 
 
 def _fmt(x: float | None) -> str:
@@ -58,14 +61,12 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui.cli._common import time_arg, vault_root
+    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
     root = vault_root(args.vault)
     if not root.is_dir():
         _err(f"{root}: no such vault folder")
-        return 2
-    if args.k < 1:
-        _err("--k must be at least 1")
         return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             if base.vault.get(mid) is None:
                 warnings.append(f"{qfile}:{q.line}: judged id {mid!r} is not in the vault")
     for w in warnings:
-        print(f"recall-tui eval: warning: {w}", file=sys.stderr)
+        safe_print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
     from recall_tui.tuning.empty import why_empty
 
@@ -123,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
         metrics.compare(results[presets[0]], results[p], baseline_name=presets[0], candidate_name=p)
         for p in presets[1:]
     ]
-    from recall_tui.tuning import empty as empty_mod
 
     categorised = any(q.category for q in golden)
     if args.json:
@@ -149,8 +149,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "comparisons": [_comparison_json(c) for c in comparisons],
         }
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        dump_json(doc, indent=2)
         return 0
     _render(args, golden, results, comparisons, now, qfile, empties)
     return 0
@@ -179,24 +178,23 @@ def _comparison_json(c: Any) -> dict[str, Any]:
 
 
 def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  # noqa: ANN001
-    from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
+    from recall_tui.cli._out import console, esc, lit
     from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
-    con = Console()
+    con = console(highlight=True)
     k = args.k
-    con.print(f"[bold]{len(golden)}[/] judged queries from {qfile}, k={k}, now={now.isoformat()}")
+    con.print(f"[bold]{len(golden)}[/] judged queries from {esc(qfile)}, k={k}, now={now.isoformat()}")
     if args.per_query:
         for name, rs in results.items():
-            t = Table(title=f"per query: {name}", title_justify="left", header_style="bold", show_edge=False)
+            t = Table(title=lit(f"per query: {name}"), title_justify="left", header_style="bold", show_edge=False)
             for col in ("line", "query", f"R@{k}", "MRR", f"nDCG@{k}", "missed", "unjudged"):
                 t.add_column(col, overflow="fold")
             for q, r in zip(golden, rs, strict=True):
-                t.add_row(str(q.line), q.query, _fmt(r.metrics["recall"]), _fmt(r.metrics["mrr"]),
-                          _fmt(r.metrics["ndcg"]), ", ".join(r.missed), ", ".join(r.unjudged))
+                t.add_row(str(q.line), lit(q.query), _fmt(r.metrics["recall"]), _fmt(r.metrics["mrr"]),
+                          _fmt(r.metrics["ndcg"]), lit(", ".join(r.missed)), lit(", ".join(r.unjudged)))
             con.print(t)
     t = Table(header_style="bold", show_edge=False)
     for col in ("preset", f"recall@{k}", "MRR", f"nDCG@{k}", f"P@{k}", "scored", "unjudged hits"):
@@ -204,12 +202,12 @@ def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  #
     for name, rs in results.items():
         means = metrics.mean_metrics(rs)
         scored = sum(1 for r in rs if r.metrics["recall"] is not None)
-        t.add_row(name, _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
+        t.add_row(lit(name), _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
                   _fmt(means["precision"]), f"{scored}/{len(rs)}", str(sum(len(r.unjudged) for r in rs)))
     con.print(t)
     for name in results:
-        for i, line in enumerate(empty_mod.summarise(empties[name])):
-            con.print(Text(f"{name}: {line}" if i == 0 else f"  {line}", overflow="fold"))
+        for n, line in enumerate(empty_mod.summarise(empties[name])):
+            con.print(lit(f"{name}: {line}" if n == 0 else f"  {line}"), overflow="fold")
     if any(q.category for q in golden):
         ct = Table(title="per category", title_justify="left", header_style="bold", show_edge=False)
         for col in ("category", "queries", "preset", f"recall@{k}", "MRR", f"nDCG@{k}"):
@@ -217,18 +215,18 @@ def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  #
         cats = {name: metrics.by_category(golden, rs) for name, rs in results.items()}
         first = next(iter(cats.values()))
         for cat, row in first.items():
-            for i, name in enumerate(results):
+            for n, name in enumerate(results):
                 c = cats[name][cat]
-                ct.add_row(Text(cat if i == 0 else ""), str(row["queries"]) if i == 0 else "",
-                           Text(name), _fmt(c["recall"]), _fmt(c["mrr"]), _fmt(c["ndcg"]),
-                           end_section=i == len(results) - 1)
+                ct.add_row(lit(cat if n == 0 else ""), str(row["queries"]) if n == 0 else "",
+                           lit(name), _fmt(c["recall"]), _fmt(c["mrr"]), _fmt(c["ndcg"]),
+                           end_section=n == len(results) - 1)
         con.print(ct)
     for c in comparisons:
-        ct = Table(title=f"{c.candidate} vs {c.baseline} (paired, per query)", title_justify="left",
+        ct = Table(title=lit(f"{c.candidate} vs {c.baseline} (paired, per query)"), title_justify="left",
                    header_style="bold", show_edge=False)
         for col in ("metric", c.baseline, c.candidate, "Δ mean", "wins", "losses", "ties",
                     "sign p", "rand. p"):
-            ct.add_column(col, justify="right" if col != "metric" else "left")
+            ct.add_column(lit(col), justify="right" if col != "metric" else "left")
         for name in ("recall", "mrr", "ndcg"):
             mc = c.metrics[name]
             delta = mc.mean_delta

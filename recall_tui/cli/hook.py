@@ -36,10 +36,11 @@ import types
 from pathlib import Path
 from typing import Any
 
-from recall_tui.cli._common import vault_root
+from recall_tui.cli._common import positive_int, vault_root
 from recall_tui.engine import Engine
 from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.config import load_preset
+from recall_tui.vault.literal import json_text, safe_print
 from recall_tui.vault.model import Role
 from recall_tui.vault.reader import read_vault
 
@@ -61,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", choices=("session-start", "prompt-submit"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", default="memoryvault", help="preset for prompt-submit (default: memoryvault)")
-    p.add_argument("--k", type=int, help="entries injected by prompt-submit (default: the preset's k)")
+    p.add_argument("--k", type=positive_int, help="entries injected by prompt-submit (default: the preset's k)")
     p.add_argument("--embedder", default="none", choices=("auto", "local", "ollama", "none"),
                    help="query embedder for prompt-submit, used only if ready within the budget")
     p.add_argument("--budget-ms", type=float, help="override the time budget")
@@ -83,7 +84,7 @@ def _emit(event: str, context: str, line: str) -> None:
     out = {"hookSpecificOutput": {"hookEventName": EVENT[event], "additionalContext": context}}
     if line:
         out["systemMessage"] = line
-    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(out) + "\n")  # exact text; no raw control character
     sys.stdout.flush()
 
 
@@ -135,7 +136,7 @@ def _warm_in_background(root: Path, preset: str) -> None:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
     except OSError as exc:
-        print(f"recall-tui hook: could not start the cache warmer: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui hook: could not start the cache warmer: {exc}", file=sys.stderr)
 
 
 def _lean_config(preset: str, root: Path):
@@ -219,12 +220,12 @@ def run(args: argparse.Namespace) -> int:
     payload = _payload()
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
     if not root_arg:
-        print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
+        safe_print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
         _emit(event, "", "")
         return 0
     root = vault_root(root_arg)
     if not root.is_dir():
-        print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
         _emit(event, "", "")
         return 0
     if args.warm:
@@ -250,14 +251,14 @@ def run(args: argparse.Namespace) -> int:
     worker.join(max(0.0, remaining))
     elapsed = (time.perf_counter() - t0) * 1000
     if worker.is_alive():
-        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget after {elapsed:.0f} ms "
-              f"(reached: {result.get('stage', 'start')}); returning partial results",
+        safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget after {elapsed:.0f} ms "
+                   f"(reached: {result.get('stage', 'start')}); returning partial results",
               file=sys.stderr)
     elif elapsed > budget:
-        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
-              "results are complete", file=sys.stderr)
+        safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
+                   "results are complete", file=sys.stderr)
     for e in errors:
-        print(f"recall-tui hook {event}: {e}", file=sys.stderr)
+        safe_print(f"recall-tui hook {event}: {e}", file=sys.stderr)
     if event == "session-start":
         entries = list(result.get("entries", []))
         line = f"Loaded {len(entries)} MemoryVault always-load entries"
@@ -268,8 +269,8 @@ def run(args: argparse.Namespace) -> int:
     if hits is None:
         hits = result.get("keyword_hits", [])
         if args.embedder != "none" and "keyword_hits" in result:
-            print(f"recall-tui hook {event}: embedder not ready within the budget; "
-                  "keyword channels only", file=sys.stderr)
+            safe_print(f"recall-tui hook {event}: embedder not ready within the budget; "
+                       "keyword channels only", file=sys.stderr)
     vault = result.get("vault")
     line = f"Loaded {len(hits)} relevant entries: " + ", ".join(h.id for h in hits)
     blocks = []

@@ -11,11 +11,12 @@ A progress bar goes to stderr. See docs/tuning.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from recall_tui.vault.literal import dump_json, literal_line, safe_print
 
 HELP = "search knobs by cross-validation on judged vaults; save the result as a preset"
 
@@ -49,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _err(msg: str) -> None:
-    print(f"recall-tui tune: {msg}", file=sys.stderr)
+    safe_print(f"recall-tui tune: {msg}", file=sys.stderr)
 
 
 def _fmt(x: float | None) -> str:
@@ -134,8 +135,7 @@ def run(args: argparse.Namespace) -> int:
         doc = result.to_json()
         doc["now"] = now.isoformat()
         doc["saved"] = str(saved) if saved else None
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        dump_json(doc, indent=2)
         return 0
     _render(result, args, now, saved)
     return 0
@@ -154,42 +154,42 @@ def _labels(roots: list[Path]) -> list[str]:
 
 
 def _run_with_progress(tune, vaults, base, base_name, args, now):  # noqa: ANN001
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    con = Console(stderr=True)
+    from recall_tui.cli._out import console
+
+    con = console(stderr=True)
     with Progress(TextColumn("tuning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}", markup=False), console=con, transient=True,
                   disable=not con.is_terminal) as bar:
         task = bar.add_task("", total=None)
 
         def progress(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=total, description=what[:60])
+            bar.update(task, completed=done, total=total, description=literal_line(what, 60))
 
         return tune(vaults, base, base_name=base_name, budget=args.budget, folds=args.folds,
                     seed=args.seed, k=args.k, now=now, progress=progress)
 
 
 def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | None) -> None:
-    from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
+    from recall_tui.cli._out import console, lit
     from recall_tui.tuning.tune import describe
 
-    con = Console()
+    con = console()
     if not con.is_terminal:  # a log or a file: wide enough that no table wraps
-        con = Console(width=120)
+        con.width = 120
     k = result.k
     nq = sum(v["scored"] for v in result.vaults)
-    con.print(Text(
+    con.print(lit(
         f"tuned from {result.base_name} on {len(result.vaults)} vault(s), {nq} judged queries, "
         f"{len(result.folds)} folds, seed {result.seed}, budget {result.budget} "
         f"({result.evaluated} configurations run), k={k}, now={now.isoformat()}"))
     for v in result.vaults:
         skip = f", {v['skipped']} without a relevant id left out" if v["skipped"] else ""
-        con.print(Text(f"  {v['label']}: {v['scored']} queries{skip}"))
-    con.print(Text(f"objective: mean over vaults of (recall@{k} + MRR) / 2"))
+        con.print(lit(f"  {v['label']}: {v['scored']} queries{skip}"))
+    con.print(lit(f"objective: mean over vaults of (recall@{k} + MRR) / 2"))
 
     t = Table(title="held-out figures per fold (chosen on the other folds)", title_justify="left",
               header_style="bold", show_edge=False)
@@ -202,12 +202,12 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
     t.add_row("mean", "", "", _fmt(fb["recall"]), _fmt(fm["recall"]), _fmt(fb["mrr"]),
               _fmt(fm["mrr"]))
     con.print(t)
-    con.print(Text("chosen on the training folds:"))
+    con.print(lit("chosen on the training folds:"))
     for f in result.folds:
-        con.print(Text(f"  fold {f.index}: {describe(f.changes)}"))
+        con.print(lit(f"  fold {f.index}: {describe(f.changes)}"))
 
-    ct = Table(title=f"held-out vs base {result.base_name!r}, paired per query (each query held "
-               "out once)", title_justify="left", header_style="bold", show_edge=False)
+    ct = Table(title=lit(f"held-out vs base {result.base_name!r}, paired per query (each query "
+                         "held out once)"), title_justify="left", header_style="bold", show_edge=False)
     for col in ("vault", "metric", "base", "tuned", "Δ mean", "wins", "losses", "ties",
                 "sign p", "rand. p"):
         ct.add_column(col, justify="left" if col in ("vault", "metric") else "right")
@@ -218,14 +218,14 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
         for name in ("recall", "mrr", "ndcg"):
             mc = c.metrics[name]
             d = mc.mean_delta
-            ct.add_row(Text(lab), name, _fmt(mc.baseline_mean), _fmt(mc.candidate_mean),
+            ct.add_row(lit(lab), name, _fmt(mc.baseline_mean), _fmt(mc.candidate_mean),
                        "-" if d is None else f"{d:+.3f}", str(mc.wins), str(mc.losses),
                        str(mc.ties), f"{mc.sign_p:.3g}", f"{mc.randomisation_p:.3g}")
     con.print(ct)
 
     ins, insb = result.insample, result.insample_base
-    con.print(Text(f"chosen on all queries: {describe(result.changes)}"))
-    con.print(Text(f"  in-sample (the queries chose it; the held-out figures above are the honest "
+    con.print(lit(f"chosen on all queries: {describe(result.changes)}"))
+    con.print(lit(f"  in-sample (the queries chose it; the held-out figures above are the honest "
                    f"ones): recall@{k} {_fmt(insb['recall'])} -> {_fmt(ins['recall'])}, "
                    f"MRR {_fmt(insb['mrr'])} -> {_fmt(ins['mrr'])}"))
     bt = Table(title="best configurations tried (in-sample, all queries)", title_justify="left",
@@ -234,7 +234,7 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
         bt.add_column(col, justify="left" if col == "changes" else "right", overflow="fold")
     for i, c in enumerate(result.leaderboard[: args.top], 1):
         bt.add_row(str(i), f"{c.objective:.3f}", _fmt(c.means["recall"]), _fmt(c.means["mrr"]),
-                   Text(describe(c.changes)))
+                   lit(describe(c.changes)))
     con.print(bt)
     if saved is not None:
-        con.print(Text(f"saved preset {args.save!r}: {saved}"))
+        con.print(lit(f"saved preset {args.save!r}: {saved}"))
