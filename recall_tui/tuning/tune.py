@@ -18,7 +18,8 @@ The procedure, all deterministic for a seed:
 3. **Selection, per fold, on the training queries only.** The pool configuration with the best
    training objective wins (ties: fewer changes, then pool order); then, greedily, the best
    single changes (by training objective) are added to it one at a time while the training
-   objective improves (at most `COMBINE` steps). The objective is the mean over vaults of
+   objective improves (at most `COMBINE` steps); last, a change whose removal does not lower
+   the training objective is dropped. The objective is the mean over vaults of
    (recall@k + MRR) / 2, so a large vault does not outvote a small one.
 4. **Held-out figures.** The fold's winner is scored on the fold's held-out queries, next to the
    base on the same queries. Every query is held out exactly once, so the held-out scores of all
@@ -400,7 +401,9 @@ class _Runner:
 
 def _select(runner: _Runner, pool: Sequence[Changes], masks: Sequence[np.ndarray],
             tick: Callable[[str], None]) -> tuple[Changes, float]:
-    """The pool's best on the selected queries, then greedy single additions."""
+    """The pool's best on the selected queries, then greedy single additions, then pruning:
+    a change whose removal does not lower the objective goes (a random combination can carry
+    a knob that does nothing, e.g. a linear-fusion weight under RRF)."""
     scored = [(runner.objective(c, masks), i, c) for i, c in enumerate(pool)]
     best_obj, _i, best = min(scored, key=lambda t: (-round(t[0], 9), len(t[2]), t[1]))
     base_obj = runner.objective((), masks)
@@ -420,6 +423,15 @@ def _select(runner: _Runner, pool: Sequence[Changes], masks: Sequence[np.ndarray
         obj = runner.objective(cand, masks)
         if obj > best_obj + EPS:
             best, best_obj = cand, obj
+    for change in list(best):
+        if len(best) <= 1:
+            break
+        cand = tuple(c for c in best if c != change)
+        tick(describe(cand))
+        runner.run(cand)
+        obj = runner.objective(cand, masks)
+        if obj >= best_obj - EPS:
+            best, best_obj = cand, max(obj, best_obj)
     return best, best_obj
 
 
@@ -447,9 +459,9 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     pool = make_pool(base, budget, seed)
     runner = _Runner(base, vaults, k, now, cancel)
     nq = sum(len(tv.queries) for tv in vaults)
-    # progress counts recalls: the pool, then at most COMBINE greedy configurations per
-    # selection (one per fold, one on all queries)
-    total = (len(pool) + COMBINE * (folds + 1)) * nq
+    # progress counts recalls: the pool, then per selection (one per fold, one on all
+    # queries) up to COMBINE greedy configurations and about as many pruning ones
+    total = (len(pool) + 2 * COMBINE * (folds + 1)) * nq
     done = 0
 
     def report(n: int, what: str) -> None:
@@ -470,7 +482,7 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
         train = [a != f for a in fold_arr]
         test = [a == f for a in fold_arr]
         chosen, obj = _select(runner, pool, train, tick)
-        done = (len(pool) + COMBINE * (f + 1)) * nq
+        done = max(done, (len(pool) + 2 * COMBINE * (f + 1)) * nq)
         res = runner.run(chosen)
         base_res = runner.run(())
         held, held_base, pv = [], [], {}
