@@ -25,8 +25,9 @@ The procedure, all deterministic for a seed:
    base on the same queries. Every query is held out exactly once, so the held-out scores of all
    folds pair query by query with the base's: `metrics.compare` gives the paired sign test and
    randomisation test (as ranx does) on them, overall and per vault.
-5. **The result.** The same selection on all queries gives the configuration to save; its
-   figures are in-sample and reported as such, never alone.
+5. **The result.** The same selection on all queries, among every configuration run so far
+   (with nothing held out, the folds' combinations may compete too), gives the configuration
+   to save; its figures are in-sample and reported as such, never alone.
 
 Headless: no textual, no rich. A UI passes `progress(done, total, what)` and `cancel()`.
 """
@@ -500,7 +501,9 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
             runner.objective((), train), _means(held), _means(held_base), pv))
 
     everything = [np.ones(len(tv.queries), dtype=bool) for tv in vaults]
-    best, _obj = _select(runner, pool, everything, tick)
+    # no query is held out any more, so every configuration run so far may compete (the folds'
+    # greedy and pruned ones too); within a fold only the pool does, built blind to judgements
+    best, _obj = _select(runner, list(runner.cache), everything, tick)
     if progress is not None:
         progress(total, total, "done")
 
