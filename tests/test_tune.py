@@ -117,6 +117,9 @@ def test_finds_the_planted_better_configuration_on_held_out_queries(planted):
     assert (best.keyword.title < 2 * best.keyword.body + best.keyword.summary
             or best.fuse.method == "linear"), result.changes
     assert result.insample["mrr"] == pytest.approx(1.0)
+    # the saved choice is the best configuration tried on all queries
+    chosen = [c for c in result.leaderboard if c.changes == result.changes]
+    assert chosen and chosen[0].objective == pytest.approx(result.leaderboard[0].objective)
 
 
 def test_folds_never_share_a_query_and_cover_every_query():
