@@ -236,3 +236,16 @@ def test_literal_makes_every_control_visible_and_keeps_the_rest():
     assert literal("plain text") == "plain text"
     assert json.loads(json_text({"t": raw})) == {"t": raw}
     assert not any(c in json_text(raw) for c in "\x1b\x07\x9b\x7f\u202e")
+
+
+@pytest.mark.parametrize("on_pty", [False, True], ids=["pipe", "pty"])
+def test_agent_log_prints_prompts_and_ids_literally(vault, on_pty):
+    """`recall-tui log` shows a hostile prompt (and the ids injected for it) literally."""
+    payload = json.dumps({"session_id": "evil\x1b[2J", "prompt": "postgres \x1b]0;T\x07 deploy"})
+    code, _ = run_pipe(["hook", "prompt-submit", "--vault", str(vault), "--no-serve"], payload)
+    assert code == 0
+    args = ["log", "--vault", str(vault), "--session", "evil"]
+    code, out = (run_pty if on_pty else run_pipe)(args)
+    assert code == 0, out
+    assert_safe(out, args, on_pty=on_pty)
+    assert "postgres ␛]0;T␇ deploy" in out.replace("\r\n", "\n")

@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tui", action="store_true",
                    help="measure only keystroke to painted results in the UI (Textual's test "
                         "driver), on --vault or each --sizes synthetic vault")
+    p.add_argument("--hook", action="store_true",
+                   help="measure only `hook prompt-submit` as Claude Code runs it (whole process), "
+                        "warm service and in-process, on --vault (default ./sample-vault)")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -97,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.tui:
         return _run_tui(args, vault, queries, log)
+    if args.hook:
+        return _run_hook(args, vault, log)
     try:
         result = run_bench(vault=None if args.cold_start_only else vault,
                            sizes=[] if args.cold_start_only else args.sizes, queries_file=queries, runs=args.runs,
@@ -152,4 +157,28 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
         out.write_text(json.dumps({"kind": "recall-tui-bench-tui", "results": results},
                                   indent=2) + "\n", encoding="utf-8")
         safe_print(f"wrote {out}")
+    return 0
+
+
+def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
+    """`--hook`: whole-process wall time of a prompt hook, warm and in-process."""
+    from recall_tui.agent.bench import format_hook_bench, hook_bench
+
+    root = vault or (Path("sample-vault") if Path("sample-vault").is_dir() else None)
+    if root is None:
+        print("recall-tui bench: --hook needs --vault (no ./sample-vault here)", file=sys.stderr)
+        return 2
+    runs = args.runs if args.runs != 3 else 20
+    try:
+        r = hook_bench(root, runs=runs, log=log)
+    except RuntimeError as exc:
+        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_hook_bench(r))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"kind": "recall-tui-bench-hook", **r}, indent=2) + "\n",
+                       encoding="utf-8")
+        print(f"wrote {out}")
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from recall_tui.agent.active import resolve
 from recall_tui.cli._common import positive_int, time_arg, vault_root
 from recall_tui.engine import Filters
 from recall_tui.vault.literal import dump_json, safe_print
@@ -18,7 +19,8 @@ HELP = "run one recall and print its hits and trace"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="the query")
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
-    p.add_argument("--preset", default="default", help="preset name or .toml path (default: default)")
+    p.add_argument("--preset", help="preset name or .toml path (default: the vault's active "
+                   "preset, see `recall-tui preset use`, else default)")
     p.add_argument("--k", type=positive_int, help="number of hits (default: the preset's k)")
     p.add_argument("--now", help="pin the current time (ISO-8601)")
     p.add_argument("--as-of", dest="as_of", help="bi-temporal as-of time (ISO-8601)")
@@ -26,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="explain where this memory fell out (repeatable)")
     p.add_argument("--verbosity", choices=("lean", "full"), help="payload size (default: the preset's)")
     p.add_argument("--json", action="store_true", help="print the trace as JSON")
-    p.add_argument("--embedder", default="auto", choices=("auto", "local", "ollama", "none"),
-                   help="query embedder (default: auto)")
+    p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
+                   help="query embedder (default: the vault's active embedder, else auto)")
     p.add_argument("--include-inbox", action="store_true", help="also recall _inbox/ memories")
     p.add_argument("--include-superseded", action="store_true", help="also recall superseded memories")
     p.add_argument("--include-turns", action="store_true", help="also search raw transcript turns")
@@ -49,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         safe_print(f"recall-tui query: {root}: no such vault folder", file=sys.stderr)
         return 2
+    act = resolve(root, args.preset, args.embedder)
     try:
-        engine = open_engine(root, preset=args.preset, embedder=args.embedder)
+        engine = open_engine(root, preset=act.preset, embedder=act.embedder)
     except ValueError as exc:
         safe_print(f"recall-tui query: {exc}", file=sys.stderr)
         return 2
