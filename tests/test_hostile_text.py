@@ -67,7 +67,8 @@ def vault(tmp_path_factory) -> Path:
     (root / "_always-load" / "always.md").write_text(ALWAYS_MEMORY, encoding="utf-8")
     (root / "golden.jsonl").write_text(
         json.dumps({"query": "postgres \x1b[2J deploy [bold red]x[/]",
-                    "relevant": {EVIL_ID: 3, "gone\x1b[2J\x9b": 1}}) + "\n", encoding="utf-8")
+                    "relevant": {EVIL_ID: 3, "gone\x1b[2J\x9b": 1}}) + "\n"
+        + json.dumps({"query": "postgres plan", "relevant": {"plain": 1}}) + "\n", encoding="utf-8")
     return root
 
 
@@ -149,6 +150,8 @@ def _cases(vault: Path, trace: Path) -> list[tuple[str, list[str], str, list[str
         ("eval", ["eval", "--vault", v, "--queries", str(vault / "golden.jsonl"), "--embedder",
                   "none", "--per-query", "--now", "2026-11-21"], "",
          ["␛[2J deploy " + MARKUP, "gone␛[2J\\x9b"]),
+        ("tune", ["tune", "--vault", v, "--queries", str(vault / "golden.jsonl"), "--embedder",
+                  "none", "--folds", "2", "--budget", "3", "--now", "2026-11-21"], "", ["␛]0;T␇"]),
         ("report", ["report", "postgres deploy", "--vault", v, "--embedder", "none",
                     "--repeat", "1", "--now", "2026-11-21T09:00Z"], "", ["␛]0;T␇"]),
         ("edit", ["edit", EVIL_ID, "--vault", v, "--add", "deploy [b]y[/b]",
@@ -165,7 +168,7 @@ def _cases(vault: Path, trace: Path) -> list[tuple[str, list[str], str, list[str
     ]
 
 
-CASE_NAMES = ["query", "load", "load full", "check", "eval", "report", "edit", "edit written",
+CASE_NAMES = ["query", "load", "load full", "check", "eval", "tune", "report", "edit", "edit written",
               "edit typo", "replay", "index", "hook prompt-submit", "hook session-start"]
 
 

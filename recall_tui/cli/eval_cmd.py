@@ -61,6 +61,7 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui.cli._common import time_arg, vault_root
+    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
     root = vault_root(args.vault)
@@ -104,12 +105,18 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         safe_print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
+    from recall_tui.tuning.empty import why_empty
+
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
+    empties: dict[str, list[Any]] = {}
     try:
         for name, cfg in configs:
             engine = base if name == presets[0] else Engine(base.vault, base.index, cfg, preset=name)
-            results[name] = score_queries(engine, golden, k=args.k, now=now)
+            reasons: list[Any] = []
+            results[name] = score_queries(engine, golden, k=args.k, now=now,
+                                          on_trace=lambda _q, tr, rs=reasons: rs.append(why_empty(tr)))
+            empties[name] = reasons
     finally:
         if base.index is not None:
             base.index.close()
@@ -117,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         metrics.compare(results[presets[0]], results[p], baseline_name=presets[0], candidate_name=p)
         for p in presets[1:]
     ]
+
+    categorised = any(q.category for q in golden)
     if args.json:
         doc = {
             "vault": str(root),
@@ -128,7 +137,13 @@ def run(args: argparse.Namespace) -> int:
             "presets": {
                 name: {
                     "means": metrics.mean_metrics(rs),
-                    "queries": [_result_json(q, r) for q, r in zip(golden, rs, strict=True)],
+                    "categories": metrics.by_category(golden, rs) if categorised else {},
+                    "empty": empty_mod.summary_json(empties[name]),
+                    "queries": [
+                        {**_result_json(q, r), "category": q.category,
+                         "empty_reason": empty_mod.reason_json(e)}
+                        for q, r, e in zip(golden, rs, empties[name], strict=True)
+                    ],
                 }
                 for name, rs in results.items()
             },
@@ -136,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         }
         dump_json(doc, indent=2)
         return 0
-    _render(args, golden, results, comparisons, now, qfile)
+    _render(args, golden, results, comparisons, now, qfile, empties)
     return 0
 
 
@@ -162,10 +177,11 @@ def _comparison_json(c: Any) -> dict[str, Any]:
     }
 
 
-def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: ANN001
+def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  # noqa: ANN001
     from rich.table import Table
 
     from recall_tui.cli._out import console, esc, lit
+    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
     con = console(highlight=True)
@@ -189,6 +205,22 @@ def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: AN
         t.add_row(lit(name), _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
                   _fmt(means["precision"]), f"{scored}/{len(rs)}", str(sum(len(r.unjudged) for r in rs)))
     con.print(t)
+    for name in results:
+        for n, line in enumerate(empty_mod.summarise(empties[name])):
+            con.print(lit(f"{name}: {line}" if n == 0 else f"  {line}"), overflow="fold")
+    if any(q.category for q in golden):
+        ct = Table(title="per category", title_justify="left", header_style="bold", show_edge=False)
+        for col in ("category", "queries", "preset", f"recall@{k}", "MRR", f"nDCG@{k}"):
+            ct.add_column(col, justify="left" if col in ("category", "preset") else "right")
+        cats = {name: metrics.by_category(golden, rs) for name, rs in results.items()}
+        first = next(iter(cats.values()))
+        for cat, row in first.items():
+            for n, name in enumerate(results):
+                c = cats[name][cat]
+                ct.add_row(lit(cat if n == 0 else ""), str(row["queries"]) if n == 0 else "",
+                           lit(name), _fmt(c["recall"]), _fmt(c["mrr"]), _fmt(c["ndcg"]),
+                           end_section=n == len(results) - 1)
+        con.print(ct)
     for c in comparisons:
         ct = Table(title=lit(f"{c.candidate} vs {c.baseline} (paired, per query)"), title_justify="left",
                    header_style="bold", show_edge=False)

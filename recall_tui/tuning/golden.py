@@ -37,18 +37,22 @@ TOLERANCE = 1e-9
 
 def score_queries(engine: Any, queries: Sequence[GoldenQuery], *, k: int, now: datetime,
                   config: Config | None = None,
-                  cancel: Callable[[], bool] | None = None) -> list[QueryResult]:
+                  cancel: Callable[[], bool] | None = None,
+                  on_trace: Callable[[GoldenQuery, Any], None] | None = None) -> list[QueryResult]:
     """Recall every judged query (at its own `as_of`) and score the ranking at `k`.
 
     The one scoring loop shared by `recall-tui eval` and the golden pane. `cancel` is checked
     before each query and passed into the engine (checked between stages); when it turns True
-    `recall_tui.engine.Cancelled` is raised and the partial run is dropped.
+    `recall_tui.engine.Cancelled` is raised and the partial run is dropped. `on_trace(query,
+    trace)` sees every recall's trace (`eval` reads from it why a recall came back empty).
     """
     out: list[QueryResult] = []
     for q in queries:
         if cancel is not None and cancel():
             raise Cancelled()
         trace = engine.recall(q.query, k=k, now=now, as_of=q.as_of, config=config, cancel=cancel)
+        if on_trace is not None:
+            on_trace(q, trace)
         out.append(metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, k))
     return out
 

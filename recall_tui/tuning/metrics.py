@@ -173,6 +173,27 @@ def mean_metrics(results: Sequence[QueryResult]) -> dict[str, float | None]:
     return out
 
 
+#: The category name `by_category` gives queries whose line has no `category`.
+UNCATEGORISED = "(none)"
+
+
+def by_category(queries: Sequence[GoldenQuery],
+                results: Sequence[QueryResult]) -> dict[str, dict[str, Any]]:
+    """Category -> {"queries": count, "scored": count with a relevant id, and the mean of every
+    metric of METRIC_NAMES over that category}, categories in order of first appearance;
+    queries without one fall under UNCATEGORISED. `queries` and `results` pair up in order."""
+    groups: dict[str, list[QueryResult]] = {}
+    for q, r in zip(queries, results, strict=True):
+        groups.setdefault(q.category or UNCATEGORISED, []).append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for cat, rs in groups.items():
+        row: dict[str, Any] = {"queries": len(rs),
+                               "scored": sum(1 for r in rs if r.metrics.get("recall") is not None)}
+        row.update(mean_metrics(rs))
+        out[cat] = row
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # paired comparison
 
@@ -378,6 +399,9 @@ class GoldenQuery:
     """Evaluate as of this time (bi-temporal), from `as_of` or `as_of=YYYY-MM-DD` in the note."""
     line: int
     """1-based line in the file."""
+    category: str | None = None
+    """What kind of question it is (e.g. `single-fact`, `temporal`, `multi-hop`), from the
+    optional `category` key; None when the line has none. `eval` breaks its figures down by it."""
 
 
 _AS_OF_IN_NOTE = re.compile(r"\bas_of=(\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?)")
@@ -395,7 +419,8 @@ def parse_time(text: str) -> datetime:
 def read_golden(path: str | Path) -> list[GoldenQuery]:
     """Read a judged-queries file: one JSON object a line, blank lines and `#` lines skipped.
 
-    Each object: `{"query": str, "relevant": {id: grade} | [ids], "note": str?, "as_of": str?}`.
+    Each object: `{"query": str, "relevant": {id: grade} | [ids], "note": str?, "as_of": str?,
+    "category": str?}`.
     Raises GoldenError (file:line: reason) on the first bad line, FileNotFoundError if missing.
     """
     p = Path(path)
@@ -435,5 +460,9 @@ def read_golden(path: str | Path) -> list[GoldenQuery]:
                     as_of = parse_time(as_of_text)
                 except ValueError:
                     raise GoldenError(str(p), n, f"as_of {as_of_text!r} is not an ISO-8601 date or time") from None
-            out.append(GoldenQuery(query, relevant, note, as_of, n))
+            category = obj.get("category")
+            if category is not None and (not isinstance(category, str) or not category.strip()):
+                raise GoldenError(str(p), n, '"category" must be a non-empty string')
+            out.append(GoldenQuery(query, relevant, note, as_of, n,
+                                   category.strip() if category is not None else None))
     return out
