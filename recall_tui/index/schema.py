@@ -19,7 +19,7 @@ import sqlite_vec
 from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Files up to this size get a full `PRAGMA quick_check` on open (about 20 ms per MB).
 QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
 _REQUIRED_TABLES = frozenset(
@@ -28,6 +28,7 @@ _REQUIRED_TABLES = frozenset(
         "memories",
         "memories_fts",
         "memories_trigram",
+        "memories_words",
         "embed_cache",
         "edges",
         "turns",
@@ -164,6 +165,9 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 CREATE VIRTUAL TABLE memories_trigram USING fts5(
     content, original, content='', contentless_delete=1,
     tokenize='trigram remove_diacritics 1');
+CREATE VIRTUAL TABLE memories_words USING fts5(
+    content, content='', contentless_delete=1, detail=none,
+    tokenize='unicode61 remove_diacritics 2');
 CREATE TABLE embed_cache(
     model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
     PRIMARY KEY(model, text_hash)) WITHOUT ROWID;

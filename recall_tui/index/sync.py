@@ -269,6 +269,7 @@ class IndexSync:
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_words WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
         if self._has_vec_table():
@@ -337,10 +338,12 @@ class IndexSync:
                 m.body_without_related,
             ),
         )
+        content = trigram_content(m)
         conn.execute(
             "INSERT INTO memories_trigram(rowid, content, original) VALUES (?,?,?)",
-            (rowid, trigram_content(m), original),
+            (rowid, content, original),
         )
+        conn.execute("INSERT INTO memories_words(rowid, content) VALUES (?,?)", (rowid, content))
         conn.executemany(
             "INSERT INTO edges(subject, relation, object, memory_id) VALUES (?,?,?,?)",
             [(e.subject, e.relation, e.object, mid) for e in m.edges],
