@@ -88,7 +88,7 @@ class _Bar:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     err = Console(stderr=True)
-    vault = read_vault_or_say("index", args.vault)
+    vault = read_vault_or_say("index", args.vault, cache=True)
     if vault is None:
         return 2
     try:

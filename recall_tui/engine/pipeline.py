@@ -492,7 +492,7 @@ def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
 
     emb, _why = make_embedder(embedder)
     _preload(emb)
-    vault = read_vault(vault_path)
+    vault = read_vault(vault_path, cache=True)
     cfg = config or load_preset(preset, vault.root)
     index = Index.open(vault, emb, progress=progress)
     return Engine(vault, index, cfg, preset=preset, **kw)

@@ -53,6 +53,9 @@ from recall_tui.vault.model import (
 from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
+from recall_tui.vault.readcache import FileKey, ReadCache, file_key
+from recall_tui.vault.readcache import dumps as cache_dumps
+from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
@@ -98,6 +101,34 @@ def _read_memory(f: _File, problems: list[Problem]) -> Memory | None:
         return None
     memory = _build_memory(f.rel, front, body, data, st.st_mtime, file_problems)
     problems.extend(file_problems)
+    return memory
+
+
+def _read_memory_cached(
+    f: _File,
+    problems: list[Problem],
+    held: dict[str, tuple[FileKey, bytes]],
+    fresh: list[tuple[str, FileKey, bytes]],
+) -> Memory | None:
+    """`_read_memory` through the reading cache: the cached record when the file's key is
+    unchanged, else a fresh parse, queued in `fresh` for the cache."""
+    try:
+        key = file_key(os.stat(f.path))
+    except OSError:
+        return _read_memory(f, problems)
+    hit = held.get(f.rel)
+    if hit is not None and hit[0] == key:
+        try:
+            memory, file_problems = cache_loads(hit[1])
+        except Exception:  # a record this reader cannot load: parse the file again
+            pass
+        else:
+            problems.extend(file_problems)
+            return memory
+    file_problems: list[Problem] = []
+    memory = _read_memory(f, file_problems)
+    problems.extend(file_problems)
+    fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
     return memory
 
 
@@ -187,11 +218,16 @@ def _did_you_mean(key: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def read_vault(root: str | os.PathLike[str]) -> Vault:
+def read_vault(root: str | os.PathLike[str], *, cache: bool = False) -> Vault:
     """Read every memory, digest and transcript below `root` into a `Vault`.
 
     Raises only when the root itself is missing (`FileNotFoundError`) or not a folder
     (`NotADirectoryError`); every other defect is a `Problem` in the result.
+
+    `cache=True` keeps each memory file's parsed record in the reading cache
+    (`readcache.py`, in `.recall/`) and parses only the files whose size, times or inode
+    changed since the last cached read; the result is the same Vault. Without it, reading
+    writes nothing at all.
     """
     root_path = os.path.abspath(os.fspath(root))
     if not os.path.exists(root_path):
@@ -203,6 +239,10 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
     memories: dict[str, Memory] = {}
     digests: list[DigestParagraph] = []
     turns: list[Turn] = []
+    rcache = ReadCache.open(root_path) if cache else None
+    held = rcache.load() if rcache is not None else {}
+    fresh: list[tuple[str, FileKey, bytes]] = []
+    seen: set[str] = set()
     for f in _walk(root_path, problems):
         parts = f.rel.split("/")
         if parts[0] == DIGESTS_DIR and len(parts) > 1:
@@ -220,7 +260,11 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
                     _not_read(f.rel, "sessions/ holds transcripts (<session_id>.jsonl)")
                 )
         elif f.rel.endswith(".md"):
-            memory = _read_memory(f, problems)
+            if rcache is None:
+                memory = _read_memory(f, problems)
+            else:
+                seen.add(f.rel)
+                memory = _read_memory_cached(f, problems, held, fresh)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -234,6 +278,10 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
                 )
                 continue
             memories[memory.id] = memory
+
+    if rcache is not None:
+        rcache.store(fresh, [rel for rel in held if rel not in seen])
+        rcache.close()
 
     memories = _drop_unknown_links(memories, problems)
     links, memories = _supersession_links(memories, problems)
