@@ -124,6 +124,12 @@ class Engine:
         """Forget every cached recall."""
         self._cache.clear()
 
+    def vectors_changed(self) -> None:
+        """The index's vectors changed (a progressive open finished embedding): forget the
+        cached recalls and the vector-derived structures, so the next recall uses them."""
+        self._cache.clear()
+        self._derived.pop("vectors", None)
+
     def keyword_index(self, cfg: Config) -> KeywordIndex:
         """The BM25 field index for the configuration's analysis settings (built once)."""
         key = (cfg.keyword.k1, cfg.keyword.b, cfg.keyword.epsilon, cfg.parse.stem,

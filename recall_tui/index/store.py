@@ -167,6 +167,11 @@ class Index(FtsSearch, VectorStore, IndexSync):
         self._novec: set[int] | None = None
         self._replicas: dict[str, Bm25Replica | None] = {}
         self._vectors_usable = True
+        # Progressive open (`open(defer_vectors=True)`, `fill_vectors`): the vault whose
+        # vectors are still to be made, and (done, total) while they are being made.
+        self._defer_vectors = False
+        self._pending_vault: Vault | None = None
+        self.embedding: tuple[int, int] | None = None
         self.report = IndexReport(path=path)
 
     # ------------------------------------------------------------------ opening
@@ -180,11 +185,15 @@ class Index(FtsSearch, VectorStore, IndexSync):
         path: str | os.PathLike | None = None,
         progress: Progress | None = None,
         read_only: bool = False,
+        defer_vectors: bool = False,
     ) -> Index:
         """Open the vault's index, building it or bringing it up to date with `vault`.
 
         `read_only` never writes: an existing sound index is used as it is (`report.stale`
         counts memories changed since), otherwise one is built in memory.
+        `defer_vectors` indexes the text only (keyword, fuzzy, topic work at once) and leaves
+        the vectors to `fill_vectors()`; until it has run, `embedding_progress()` is not None
+        and the vector stage is skipped with the reason `embedding N / M`.
         """
         start = time.perf_counter()
         note = ""
@@ -212,6 +221,7 @@ class Index(FtsSearch, VectorStore, IndexSync):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             idx = cls(conn, str(target), embedder, read_only=False)
+            idx._defer_vectors = defer_vectors
             try:
                 if fresh:
                     idx._create_schema()
@@ -224,6 +234,7 @@ class Index(FtsSearch, VectorStore, IndexSync):
                 conn.close()
                 remove_index_files(target)
                 conn, rebuilt = None, f"{type(exc).__name__}: {exc}"
+        idx._defer_vectors = False
         idx.report = replace(
             idx.report,
             location_note=note,

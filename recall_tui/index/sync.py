@@ -245,7 +245,12 @@ class IndexSync:
             if conn.execute("PRAGMA data_version").fetchone()[0] == version:
                 self._stored = (version, after)
                 self._synced = (keys, objs)
-        embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
+        if self._defer_vectors:
+            # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
+            embedded, reused, embed_ms, error = 0, 0, 0.0, None
+            self._pending_vault = vault
+        else:
+            embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
         with self._lock:
             summary = self._summary()
         return replace(
@@ -259,6 +264,51 @@ class IndexSync:
             embed_error=error,
             embed_ms=embed_ms,
         )
+
+    def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None
+                     ) -> IndexReport:
+        """Embed what an `Index.open(..., defer_vectors=True)` left without a vector (any
+        thread; the progressive open runs it in the background). While it runs,
+        `embedding_progress()` says how far it is; `report` gets the vector counts after."""
+        start = time.perf_counter()
+        vault = vault or self._pending_vault
+        if vault is None:
+            return self.report
+        with self._sync_lock:
+            self.embedding = (0, self.embedding[1] if self.embedding else 0)
+
+            def track(done: int, total: int, phase: str) -> None:
+                self.embedding = (done, total)
+                if progress is not None:
+                    progress(done, total, phase)
+
+            try:
+                embedded, reused, embed_ms, error = self._sync_vectors(vault, track)
+            finally:
+                self.embedding = None
+                self._pending_vault = None
+        with self._lock:
+            summary = self._summary()
+        self.report = replace(
+            self.report,
+            embedded=embedded,
+            reused=reused,
+            vectors=summary.vectors,
+            embed_error=error,
+            embedder=summary.embedder,
+            embed_ms=embed_ms,
+            ms=self.report.ms + (time.perf_counter() - start) * 1000,
+        )
+        return self.report
+
+    def embedding_progress(self) -> tuple[int, int] | None:
+        """(texts embedded, texts to embed) while vectors are pending or being made after a
+        deferred open, None once every vector that can exist does."""
+        if self.embedding is not None:
+            return self.embedding
+        if self._pending_vault is not None:
+            return (0, len(self._pending_vault.memories))
+        return None
 
     def _delete_memory(self, rowid: int) -> None:
         conn = self._conn

@@ -22,6 +22,7 @@ import errno
 import functools
 import hashlib
 import os
+from collections.abc import Callable
 from datetime import datetime
 from types import MappingProxyType
 
@@ -69,6 +70,8 @@ ROLE_FOLDERS: dict[str, Role] = {
 DIGESTS_DIR = "consolidation"
 DIGEST_PERIODS: tuple[str, ...] = ("daily", "weekly", "quarterly")
 SESSIONS_DIR = "sessions"
+#: Files read between two calls of `read_vault`'s progress callback.
+READ_PROGRESS_EVERY = 500
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +221,12 @@ def _did_you_mean(key: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def read_vault(root: str | os.PathLike[str], *, cache: bool = False) -> Vault:
+def read_vault(
+    root: str | os.PathLike[str],
+    *,
+    cache: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Vault:
     """Read every memory, digest and transcript below `root` into a `Vault`.
 
     Raises only when the root itself is missing (`FileNotFoundError`) or not a folder
@@ -227,7 +235,8 @@ def read_vault(root: str | os.PathLike[str], *, cache: bool = False) -> Vault:
     `cache=True` keeps each memory file's parsed record in the reading cache
     (`readcache.py`, in `.recall/`) and parses only the files whose size, times or inode
     changed since the last cached read; the result is the same Vault. Without it, reading
-    writes nothing at all.
+    writes nothing at all. `progress(done, total, "reading")` is called as files are read
+    (every READ_PROGRESS_EVERY files and at the end).
     """
     root_path = os.path.abspath(os.fspath(root))
     if not os.path.exists(root_path):
@@ -243,7 +252,10 @@ def read_vault(root: str | os.PathLike[str], *, cache: bool = False) -> Vault:
     held = rcache.load() if rcache is not None else {}
     fresh: list[tuple[str, FileKey, bytes]] = []
     seen: set[str] = set()
-    for f in _walk(root_path, problems):
+    files = _walk(root_path, problems)
+    for n, f in enumerate(files):
+        if progress is not None and n % READ_PROGRESS_EVERY == 0:
+            progress(n, len(files), "reading")
         parts = f.rel.split("/")
         if parts[0] == DIGESTS_DIR and len(parts) > 1:
             if len(parts) == 3 and parts[1] in DIGEST_PERIODS and parts[2].endswith(".md"):
@@ -279,6 +291,8 @@ def read_vault(root: str | os.PathLike[str], *, cache: bool = False) -> Vault:
                 continue
             memories[memory.id] = memory
 
+    if progress is not None:
+        progress(len(files), len(files), "reading")
     if rcache is not None:
         rcache.store(fresh, [rel for rel in held if rel not in seen])
         rcache.close()
