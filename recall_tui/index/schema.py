@@ -149,15 +149,7 @@ CREATE TABLE memories(
     status TEXT NOT NULL,
     type TEXT NOT NULL,
     scope TEXT NOT NULL,
-    topic_key TEXT NOT NULL,
-    title TEXT NOT NULL,
-    recall_when TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    keywords TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    topic_path TEXT NOT NULL,
-    body TEXT NOT NULL,
-    original TEXT NOT NULL
+    topic_key TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
@@ -170,7 +162,7 @@ CREATE VIRTUAL TABLE memories_words USING fts5(
     tokenize='unicode61 remove_diacritics 2');
 CREATE TABLE embed_cache(
     model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY(model, text_hash)) WITHOUT ROWID;
+    UNIQUE(model, text_hash));
 CREATE TABLE edges(
     subject TEXT NOT NULL, relation TEXT NOT NULL, object TEXT NOT NULL,
     memory_id TEXT NOT NULL);

@@ -348,31 +348,13 @@ class IndexSync:
             original,
             _edges,
         ) = fields
+        # The texts themselves live in the vault (and the reading cache); the FTS5 tables are
+        # contentless, so the row keeps only what the sync and the filters compare.
         conn.execute(
             "INSERT INTO memories(id, path, content_hash, row_hash, embed_hash, mtime, role,"
-            " status, type, scope, topic_key, title, recall_when, tags, keywords, summary,"
-            " topic_path, body, original) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                mid,
-                path,
-                chash,
-                row_hash,
-                _sha(text),
-                m.mtime,
-                role,
-                status,
-                mtype,
-                scope,
-                topic_key,
-                title,
-                recall_when,
-                tags,
-                keywords,
-                summary,
-                topic_path,
-                body,
-                original,
-            ),
+            " status, type, scope, topic_key) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, path, chash, row_hash, _sha(text), m.mtime, role, status, mtype, scope,
+             topic_key),
         )
         rowid = conn.last_insert_rowid()
         conn.execute(
