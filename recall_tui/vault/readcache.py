@@ -40,6 +40,8 @@ from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 #: default, a new problem message): every cached record is then parsed again.
 READER_VERSION = 1
 CACHE_NAME = "read-cache.sqlite"
+#: Bump when the record encoding below changes.
+CODEC_VERSION = 2
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -49,7 +51,8 @@ def _stamp() -> str:
     fields = ",".join(f"{f.name}:{f.type}" for f in dataclasses.fields(Memory))
     fields += "|" + ",".join(f.name for f in dataclasses.fields(Problem))
     digest = hashlib.sha256(fields.encode()).hexdigest()[:16]
-    return f"reader {READER_VERSION}; python {sys.version_info[:2]}; fields {digest}"
+    return (f"reader {READER_VERSION}; codec {CODEC_VERSION}; python {sys.version_info[:2]};"
+            f" fields {digest}")
 
 
 def file_key(st: os.stat_result) -> FileKey:
@@ -65,29 +68,48 @@ _new = object.__new__
 
 
 _DT = "\x00datetime"
+#: Strings up to this length are interned in the cache records (types, statuses, tags,
+#: entity names, frontmatter keys): 100k memories then share one object per distinct value.
+_INTERN_MAX = 40
+_intern = sys.intern
 
 
-def _pack_front(raw: dict) -> tuple[int, bytes]:
-    """The raw frontmatter: marshal, with top-level datetimes (YAML's timestamps) tagged as
-    (_DT, isoformat) tuples (YAML never gives tuples); anything else marshal cannot hold
+def _share(v):
+    """`v` with its short strings interned (marshal writes them as interned, and loading
+    interns them again), lists and tuples walked; other values as they are."""
+    t = type(v)
+    if t is str:
+        return _intern(v) if len(v) <= _INTERN_MAX else v
+    if t is tuple:
+        return tuple(_share(x) for x in v)
+    if t is list:
+        return [_share(x) for x in v]
+    if t is dict:
+        return {_share(k): _share(x) for k, x in v.items()}
+    return v
+
+
+def _pack_front(raw: dict) -> tuple[int, object]:
+    """The raw frontmatter, for marshal, with top-level datetimes (YAML's timestamps) tagged
+    as (_DT, isoformat) tuples (YAML never gives tuples); anything else marshal cannot hold
     (a nested timestamp, a date) makes the whole mapping pickled."""
     tagged = {
         k: (_DT, v.isoformat()) if type(v) is datetime else v for k, v in raw.items()
     }
     try:
-        return 0, marshal.dumps(tagged)
+        marshal.dumps(tagged)
     except ValueError:
         return 1, pickle.dumps(raw, protocol=5)
+    return 0, tagged
 
 
-def _unpack_front(kind: int, blob: bytes) -> dict:
+def _unpack_front(kind: int, value) -> dict:
     if kind:
-        return pickle.loads(blob)
-    raw = marshal.loads(blob)
-    for k, v in raw.items():
+        return pickle.loads(value)
+    for k, v in value.items():
         if type(v) is tuple and v[0] == _DT:
-            raw[k] = datetime.fromisoformat(v[1])
-    return raw
+            value[k] = _fromiso(v[1])
+    return value
 
 
 def _pack_memory(m: Memory) -> tuple:
@@ -113,51 +135,61 @@ def _pack_memory(m: Memory) -> tuple:
 
 
 _IDX = {name: i for i, name in enumerate(_MEMORY_FIELDS)}
-_DATE_IDX = tuple((name, _IDX[name]) for name in sorted(_DATES))
+_DATE_IDX = frozenset(_IDX[name] for name in _DATES)
 _I_ROLE, _I_REL, _I_EDGES = _IDX["role"], _IDX["related_via"], _IDX["edges"]
 _I_FRONT, _I_EXTRA, _I_LINES = _IDX["frontmatter"], _IDX["extra"], _IDX["key_lines"]
 _fromiso = datetime.fromisoformat
 
 
-def _record(cls, values: dict):
-    obj = _new(cls)
-    obj.__dict__.update(values)
-    return obj
+def _compile_unpack():
+    """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
+    field, no loop): building 100k Memory objects is the bulk of a re-read."""
+    env: dict = {
+        "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
+        "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
+        "_unpack_front": _unpack_front,
+    }
+    lines = [
+        "def _unpack_memory(t):",
+        f"    raw = _unpack_front(*t[{_I_FRONT}])",
+        "    m = _new(Memory)",
+    ]
+    for i, name in enumerate(_MEMORY_FIELDS):
+        env[f"_s{i}"] = getattr(Memory, name).__set__  # the slot's own setter
+        v = f"t[{i}]"
+        if i in _DATE_IDX:
+            v = f"(None if {v} is None else _fromiso({v}))"
+        elif i == _I_ROLE:
+            v = f"_ROLES[{v}]"
+        elif i == _I_REL:
+            v = f"tuple([RelatedLink(*r) for r in {v}]) if {v} else ()"
+        elif i == _I_EDGES:
+            v = f"tuple([Edge(*e) for e in {v}]) if {v} else ()"
+        elif i == _I_FRONT:
+            v = "MappingProxyType(raw)"
+        elif i == _I_EXTRA:
+            v = f"MappingProxyType({{k: raw[k] for k in {v}}})"
+        elif i == _I_LINES:
+            v = f"MappingProxyType({v})"
+        lines.append(f"    _s{i}(m, {v})")
+    lines.append("    return m")
+    exec("\n".join(lines), env)  # noqa: S102 - code generated from the dataclass fields
+    return env["_unpack_memory"]
 
 
-def _unpack_memory(t: tuple) -> Memory:
-    # Built as unpickling builds a dataclass (no __init__): the values were checked when the
-    # file was parsed, and this is the bulk of a re-read.
-    m = _new(Memory)
-    d = m.__dict__
-    d.update(zip(_MEMORY_FIELDS, t, strict=True))
-    for name, i in _DATE_IDX:
-        v = t[i]
-        if v is not None:
-            d[name] = _fromiso(v)
-    d["role"] = _ROLES[t[_I_ROLE]]
-    if t[_I_REL]:
-        d["related_via"] = tuple(
-            _record(RelatedLink, {"id": a, "score": b, "relation": c}) for a, b, c in t[_I_REL]
-        )
-    if t[_I_EDGES]:
-        d["edges"] = tuple(
-            _record(Edge, {"subject": a, "relation": b, "object": c, "memory_id": e})
-            for a, b, c, e in t[_I_EDGES]
-        )
-    raw = _unpack_front(*t[_I_FRONT])
-    d["frontmatter"] = MappingProxyType(raw)
-    d["extra"] = MappingProxyType({k: raw[k] for k in t[_I_EXTRA]})
-    d["key_lines"] = MappingProxyType(t[_I_LINES])
-    return m
+# Built as unpickling builds a dataclass (no __init__ and its checks): the values were
+# checked when the file was parsed.
+_unpack_memory = _compile_unpack()
 
 
 def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
-    """A file's record (its Memory or None, and its problems) as bytes: marshal of plain
-    values (fast to load), the frontmatter pickled only when YAML gave dates and the like."""
+    """A file's record (its Memory or None, and its problems) as bytes: one marshal of plain
+    values, so a string the Memory and its frontmatter share stays one object when loaded
+    (marshal keeps references), short strings interned; the frontmatter is pickled only when
+    YAML gave nested dates and the like."""
     memory, problems = record
     packed = (
-        _pack_memory(memory) if memory is not None else None,
+        _share(_pack_memory(memory)) if memory is not None else None,
         tuple((p.path, p.line, p.reason, p.severity) for p in problems),
     )
     return marshal.dumps(packed)
