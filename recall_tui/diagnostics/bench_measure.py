@@ -285,6 +285,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                      "standin": emb.name == "standin"},
         "queries": len(queries),
         "runs": runs,
+        "load_average": _loadavg(),
         "vault_read_ms": read_ms,
         "vault_reread_ms": reread_ms,
         "read_cache_bytes": rc_path.stat().st_size if rc_path and rc_path.exists() else 0,
@@ -298,6 +299,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
             "ms": build_ms, "embed_ms": rep.embed_ms, "embedded": rep.embedded,
             "vectors": rep.vectors, "embedder": f"{emb.name} {emb.model}",
             "size_bytes": index.size_bytes(),
+            "tables_bytes": table_sizes(index.path),
         }
         # Re-index one changed memory: change it, then change it back (two samples).
         target = sorted(vault.memories)[len(vault.memories) // 2]
@@ -362,6 +364,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                               "mean_hits": sum(hits) / len(hits) if hits else 0}
         result["embed_query_ms"] = stats(fresh_embed)
         result["peak_rss_mb"] = peak_rss_mb()
+        result["load_average_after"] = _loadavg()
         result["baseline_rss_mb"] = baseline_mb
         if oracles:
             sample = list(queries[:ORACLE_QUERIES])
@@ -387,6 +390,69 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
             result["vector_vs_numpy"] = vec
         index.close()
     return result
+
+
+def _loadavg() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages now (the machine may be shared)."""
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+def table_sizes(path: str) -> dict[str, int]:
+    """Bytes per table of an SQLite file (indexes and FTS5/vec0 shadow tables folded into
+    the table they serve), from the `dbstat` virtual table; {} when this SQLite lacks it."""
+    import apsw
+
+    out: dict[str, int] = {}
+    try:
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+            owners = dict(conn.execute("SELECT name, tbl_name FROM sqlite_schema").fetchall())
+        finally:
+            conn.close()
+    except apsw.Error:
+        return {}
+    for name, size in rows:
+        owner = owners.get(name, name)
+        for shadow in ("_data", "_idx", "_docsize", "_config", "_content", "_rowids",
+                       "_chunks", "_info", "_vector_chunks00"):
+            if owner.endswith(shadow):
+                owner = owner[: -len(shadow)]
+                break
+        out[owner] = out.get(owner, 0) + int(size)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def first_open_child(vault_path: str, embedder: str, query: str, preset: str,
+                     wait_ready: bool) -> dict[str, Any]:
+    """In a fresh process, on a vault with no index and no reading cache: the progressive
+    open (`open_progressive`) up to the first keyword result, and up to every vector when
+    `wait_ready`. Times are from this process's start (`result_at` for the parent)."""
+    marks: dict[str, Any] = {}
+    t = time.perf_counter()
+    from recall_tui.engine.opening import open_progressive
+
+    marks["import_ms"] = (time.perf_counter() - t) * 1000
+    opening = open_progressive(vault_path, preset=preset, embedder=embedder)
+    engine = opening.wait_usable()
+    if engine is None:
+        raise RuntimeError(f"{vault_path}: the open failed: {opening.status.error}")
+    marks["usable_ms"] = opening.first_usable_ms
+    t = time.perf_counter()
+    trace = engine.recall(query)
+    marks["first_recall_ms"] = (time.perf_counter() - t) * 1000
+    marks["result_at"] = time.time()
+    vec = trace.stage("vector")
+    marks["vector_stage"] = (vec.reason if vec and vec.skipped else "ran")
+    marks["hits"] = len(trace.hits)
+    marks["memories"] = len(engine.vault.memories)
+    if wait_ready:
+        opening.wait_ready()
+        marks["ready_ms"] = opening.ready_ms
+        marks["embedded"] = engine.index.report.embedded
+    marks["peak_rss_mb"] = peak_rss_mb()
+    marks["load_average"] = _loadavg()
+    return marks
 
 
 def cold_start_child(vault_path: str, embedder: str, query: str, preset: str) -> dict[str, Any]:
