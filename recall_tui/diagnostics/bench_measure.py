@@ -433,7 +433,8 @@ def first_open_child(vault_path: str, embedder: str, query: str, preset: str,
     from recall_tui.engine.opening import open_progressive
 
     marks["import_ms"] = (time.perf_counter() - t) * 1000
-    opening = open_progressive(vault_path, preset=preset, embedder=embedder)
+    emb = make_bench_embedder(embedder) if embedder == "standin" else embedder
+    opening = open_progressive(vault_path, preset=preset, embedder=emb)
     engine = opening.wait_usable()
     if engine is None:
         raise RuntimeError(f"{vault_path}: the open failed: {opening.status.error}")
