@@ -366,6 +366,8 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         result["peak_rss_mb"] = peak_rss_mb()
         result["load_average_after"] = _loadavg()
         result["baseline_rss_mb"] = baseline_mb
+        if cfg.fuzzy.enabled and cfg.fuzzy.trigram:
+            result["fuzzy_modes"] = fuzzy_modes(engine, cfg, queries, runs)
         if oracles:
             sample = list(queries[:ORACLE_QUERIES])
             kw = keyword_oracle(engine, cfg, sample)
@@ -390,6 +392,45 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
             result["vector_vs_numpy"] = vec
         index.close()
     return result
+
+
+def typo(query: str) -> str:
+    """The query with two neighbouring letters of its longest word swapped (a typing slip)."""
+    words = query.split()
+    if not words:
+        return query
+    i = max(range(len(words)), key=lambda j: len(words[j]))
+    w = words[i]
+    if len(w) >= 4:
+        k = len(w) // 2
+        words[i] = w[: k - 1] + w[k] + w[k - 1] + w[k + 1 :]
+    return " ".join(words)
+
+
+def fuzzy_modes(engine: Any, cfg: Any, queries: Sequence[str], runs: int) -> dict[str, Any]:
+    """The fuzzy stage and the whole pipeline under `trigram_mode` correct and scan, run
+    interleaved in this process (so both see the same load), on the queries and on each with
+    a typo (`typo`); one warm-up pass per mode first."""
+    variants = {m: replace(cfg, fuzzy=replace(cfg.fuzzy, trigram_mode=m))
+                for m in ("correct", "scan")}
+    out: dict[str, Any] = {}
+    for label, qs in (("queries", list(queries)), ("typos", [typo(q) for q in queries])):
+        got: dict[str, dict[str, list[float]]] = {m: {"fuzzy": [], "total": []}
+                                                  for m in variants}
+        for rnd in range(1 + max(1, runs)):
+            for q in qs:
+                for m, c in variants.items():
+                    engine.clear_cache()
+                    tr = engine.recall(q, now=BENCH_NOW, config=c)
+                    if rnd == 0:
+                        continue
+                    fz = tr.stage("fuzzy")
+                    if fz is not None and not fz.skipped:
+                        got[m]["fuzzy"].append(fz.ms)
+                    got[m]["total"].append(tr.total_ms)
+        out[label] = {m: {"fuzzy_ms": stats(v["fuzzy"]), "total_ms": stats(v["total"])}
+                      for m, v in got.items()}
+    return out
 
 
 def _loadavg() -> list[float] | None:

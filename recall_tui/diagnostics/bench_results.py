@@ -151,6 +151,12 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
     row("re-index one memory", lambda r: r["reindex_one"]["ms"])
     row("  of which embedding", lambda r: r["reindex_one"]["embed_ms"])
     row("peak RSS (MB)", lambda r: r["peak_rss_mb"], 0)
+    for label in ("queries", "typos"):
+        for mode in ("correct", "scan"):
+            row(f"fuzzy {mode}, {label}: stage p50",
+                lambda r, a=label, b=mode: r["fuzzy_modes"][a][b]["fuzzy_ms"]["p50"])
+            row(f"fuzzy {mode}, {label}: pipeline p50",
+                lambda r, a=label, b=mode: r["fuzzy_modes"][a][b]["total_ms"]["p50"])
     row("keyword stage p50", lambda r: r["keyword_vs_rank_bm25"]["keyword_stage_ms"])
     row("rank_bm25 per field p50", lambda r: r["keyword_vs_rank_bm25"]["rank_bm25_ms"]["p50"])
     row("  speed-up (x)", lambda r: r["keyword_vs_rank_bm25"]["speedup_vs_stage"], 1)
