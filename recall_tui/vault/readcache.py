@@ -141,13 +141,29 @@ _I_FRONT, _I_EXTRA, _I_LINES = _IDX["frontmatter"], _IDX["extra"], _IDX["key_lin
 _fromiso = datetime.fromisoformat
 
 
+_LINES: dict[tuple, MappingProxyType] = {}
+_LINES_MAX = 50_000
+
+
+def _shared_lines(lines: dict) -> MappingProxyType:
+    """One read-only `key_lines` mapping per distinct layout: files written from the same
+    template share it (1.3k layouts for 10k synthetic memories)."""
+    key = tuple(lines.items())
+    proxy = _LINES.get(key)
+    if proxy is None:
+        if len(_LINES) >= _LINES_MAX:
+            _LINES.clear()
+        proxy = _LINES[key] = MappingProxyType(lines)
+    return proxy
+
+
 def _compile_unpack():
     """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
     field, no loop): building 100k Memory objects is the bulk of a re-read."""
     env: dict = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
-        "_unpack_front": _unpack_front,
+        "_unpack_front": _unpack_front, "_shared_lines": _shared_lines,
     }
     lines = [
         "def _unpack_memory(t):",
@@ -170,7 +186,7 @@ def _compile_unpack():
         elif i == _I_EXTRA:
             v = f"MappingProxyType({{k: raw[k] for k in {v}}})"
         elif i == _I_LINES:
-            v = f"MappingProxyType({v})"
+            v = f"_shared_lines({v})"
         lines.append(f"    _s{i}(m, {v})")
     lines.append("    return m")
     exec("\n".join(lines), env)  # noqa: S102 - code generated from the dataclass fields
