@@ -294,6 +294,30 @@ class ReadCache:
                         os.unlink(str(path) + suffix)
         return None
 
+    def keys(self) -> dict[str, FileKey]:
+        """The key each cached record was made under, by relative path."""
+        try:
+            return {
+                rel: (size, mtime, ctime, ino)
+                for rel, size, mtime, ctime, ino in self._conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, ino FROM files"
+                )
+            }
+        except apsw.Error:
+            return {}
+
+    def records(self, rels: set[str]):
+        """(rel, record bytes) of the cached records in `rels`, one at a time (a scan of the
+        table: cheaper than a lookup per file when most files are wanted)."""
+        if not rels:
+            return
+        try:
+            for rel, blob in self._conn.execute("SELECT rel, record FROM files"):
+                if rel in rels:
+                    yield rel, blob
+        except apsw.Error:
+            return
+
     def load(self) -> dict[str, tuple[FileKey, bytes]]:
         """Every cached record by relative path, with the key it was made under."""
         try:

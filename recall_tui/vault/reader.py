@@ -110,29 +110,56 @@ def _read_memory(f: _File, problems: list[Problem]) -> Memory | None:
 def _read_memory_cached(
     f: _File,
     problems: list[Problem],
-    held: dict[str, tuple[FileKey, bytes]],
+    decoded: dict[str, tuple[Memory | None, list[Problem]]],
+    keys: dict[str, FileKey | None],
     fresh: list[tuple[str, FileKey, bytes]],
 ) -> Memory | None:
-    """`_read_memory` through the reading cache: the cached record when the file's key is
+    """`_read_memory` through the reading cache: the decoded record when the file's key was
     unchanged, else a fresh parse, queued in `fresh` for the cache."""
-    try:
-        key = file_key(os.stat(f.path))
-    except OSError:
-        return _read_memory(f, problems)
-    hit = held.get(f.rel)
-    if hit is not None and hit[0] == key:
-        try:
-            memory, file_problems = cache_loads(hit[1])
-        except Exception:  # a record this reader cannot load: parse the file again
-            pass
-        else:
-            problems.extend(file_problems)
-            return memory
+    hit = decoded.pop(f.rel, None)
+    if hit is not None:
+        memory, file_problems = hit
+        problems.extend(file_problems)
+        return memory
     file_problems: list[Problem] = []
     memory = _read_memory(f, file_problems)
     problems.extend(file_problems)
-    fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
+    key = keys.get(f.rel)
+    if key is not None:
+        fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
     return memory
+
+
+def _cached_records(
+    rcache: ReadCache, files: list[_File]
+) -> tuple[dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str]]:
+    """The memory files' keys now, the decoded records of those whose key is unchanged
+    (streamed from the cache: one record's bytes at a time are held), and the cached paths
+    that are gone."""
+    known = rcache.keys()
+    keys: dict[str, FileKey | None] = {}
+    for f in files:
+        if _is_memory_file(f.rel):
+            try:
+                keys[f.rel] = file_key(os.stat(f.path))
+            except OSError:
+                keys[f.rel] = None
+    hits = {rel for rel, key in keys.items() if key is not None and known.get(rel) == key}
+    decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
+    for rel, blob in rcache.records(hits):
+        try:
+            decoded[rel] = cache_loads(blob)
+        except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
+            pass
+    return keys, decoded, [rel for rel in known if rel not in keys]
+
+
+def _is_memory_file(rel: str) -> bool:
+    """Whether `read_vault` routes the file at `rel` to the memory reader."""
+    parts = rel.split("/")
+    if parts[0] in (DIGESTS_DIR, SESSIONS_DIR) and len(parts) > 1:
+        return False
+    return rel.endswith(".md")
 
 
 def _build_memory(
@@ -249,10 +276,10 @@ def read_vault(
     digests: list[DigestParagraph] = []
     turns: list[Turn] = []
     rcache = ReadCache.open(root_path) if cache else None
-    held = rcache.load() if rcache is not None else {}
     fresh: list[tuple[str, FileKey, bytes]] = []
-    seen: set[str] = set()
     files = _walk(root_path, problems)
+    if rcache is not None:
+        keys, decoded, gone = _cached_records(rcache, files)
     for n, f in enumerate(files):
         if progress is not None and n % READ_PROGRESS_EVERY == 0:
             progress(n, len(files), "reading")
@@ -275,8 +302,7 @@ def read_vault(
             if rcache is None:
                 memory = _read_memory(f, problems)
             else:
-                seen.add(f.rel)
-                memory = _read_memory_cached(f, problems, held, fresh)
+                memory = _read_memory_cached(f, problems, decoded, keys, fresh)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -294,7 +320,7 @@ def read_vault(
     if progress is not None:
         progress(len(files), len(files), "reading")
     if rcache is not None:
-        rcache.store(fresh, [rel for rel in held if rel not in seen])
+        rcache.store(fresh, gone)
         rcache.close()
 
     memories = _drop_unknown_links(memories, problems)
