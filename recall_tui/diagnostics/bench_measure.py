@@ -271,6 +271,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
     vault = None
     vault, reread_ms = _timed(lambda: read_vault(vault_path, cache=True))
     rc_path = cache_path(str(vault_path))
+    rss_after_read = peak_rss_mb()
     if not vault.memories:
         raise ValueError(f"{vault_path}: holds no memories to benchmark")
     emb = make_bench_embedder(embedder)
@@ -288,6 +289,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         "load_average": _loadavg(),
         "vault_read_ms": read_ms,
         "vault_reread_ms": reread_ms,
+        "peak_rss_mb_after_read": rss_after_read,
         "read_cache_bytes": rc_path.stat().st_size if rc_path and rc_path.exists() else 0,
     }
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
@@ -295,6 +297,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
             f"index ({emb.name}) ...")
         index, build_ms = _timed(lambda: Index.open(vault, emb, path=Path(tmp) / "index.sqlite"))
         rep = index.report
+        result["peak_rss_mb_after_build"] = peak_rss_mb()
         result["index_build"] = {
             "ms": build_ms, "embed_ms": rep.embed_ms, "embedded": rep.embedded,
             "vectors": rep.vectors, "embedder": f"{emb.name} {emb.model}",

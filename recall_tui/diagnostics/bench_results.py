@@ -159,6 +159,8 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
     row("re-index one memory", lambda r: r["reindex_one"]["ms"])
     row("  of which embedding", lambda r: r["reindex_one"]["embed_ms"])
     row("peak RSS (MB)", lambda r: r["peak_rss_mb"], 0)
+    row("  peak after reading (MB)", lambda r: r["peak_rss_mb_after_read"], 0)
+    row("  peak after the index build (MB)", lambda r: r["peak_rss_mb_after_build"], 0)
     for label in ("queries", "typos"):
         for mode in ("correct", "scan"):
             row(f"fuzzy {mode}, {label}: stage p50",
