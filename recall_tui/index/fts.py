@@ -299,10 +299,14 @@ class FtsSearch:
         with self._lock:
             vocab = self._replicas.get("memories_words")
             if vocab is None:
+                # `_invalidate` empties `_replicas` on any change; the vocabulary itself is
+                # kept and refreshed (new words added), not rebuilt from nothing.
+                old = getattr(self, "_vocabulary", None)
                 try:
-                    vocab = Vocabulary.load(self._conn)
+                    vocab = old.refresh(self._conn) if old else Vocabulary.load(self._conn)
                 except apsw.Error:  # an index without the words table: nothing to correct
                     vocab = Vocabulary([], [])
+                self._vocabulary = vocab
                 self._replicas["memories_words"] = vocab  # type: ignore[assignment]
             return vocab  # type: ignore[return-value]
 

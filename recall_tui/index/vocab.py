@@ -29,8 +29,11 @@ import numpy as np
 WORDS_TABLE = "memories_words"
 #: Shortest query word corrected or completed (shorter words match too much).
 MIN_WORD = 3
-#: Most candidates (words sharing enough trigrams) checked by edit distance per query word.
-MAX_CHECKED = 4000
+#: Most candidates (words sharing the most trigrams with it) checked by edit distance per
+#: query word: a word one or two edits away shares most of them, so it is among these.
+MAX_CHECKED = 500
+#: Words added since the last full build, as a share of it, before the next refresh rebuilds.
+REBUILD_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,12 @@ class Vocabulary:
             self._span[g] = (len(flat), len(flat) + len(lst))
             flat.extend(lst)
         self._flat = np.asarray(flat, dtype=np.int32)
+        self.base = len(terms)
+        # Words added by `refresh` since the build (their trigrams in lists, kept small).
+        self._extra: dict[str, list[int]] = {}
 
-    @classmethod
-    def load(cls, conn: apsw.Connection) -> Vocabulary:
-        """Read the words table's vocabulary (one pass over its document lists)."""
+    @staticmethod
+    def _read(conn: apsw.Connection) -> tuple[list[str], list[int]]:
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{WORDS_TABLE}_vocab_row"
             f" USING fts5vocab(main, {WORDS_TABLE}, row)"
@@ -128,7 +133,37 @@ class Vocabulary:
             if len(term) >= MIN_WORD:
                 terms.append(term)
                 df.append(doc)
-        return cls(terms, df)
+        return terms, df
+
+    @classmethod
+    def load(cls, conn: apsw.Connection) -> Vocabulary:
+        """Read the words table's vocabulary (one pass over its document lists)."""
+        return cls(*cls._read(conn))
+
+    def refresh(self, conn: apsw.Connection) -> Vocabulary:
+        """This vocabulary brought up to date after the index changed: new words are added
+        (their trigrams indexed on their own), document counts updated; words no memory holds
+        any more stay (a correction to one finds nothing). Rebuilt in full when the added
+        words pass REBUILD_SHARE of the built ones."""
+        terms, df = self._read(conn)
+        new = [(t, d) for t, d in zip(terms, df, strict=True) if t not in self.ids]
+        if len(self.terms) + len(new) > self.base * (1 + REBUILD_SHARE):
+            return Vocabulary(terms, df)
+        counts = dict(zip(terms, df, strict=True))
+        self.df = np.fromiter((counts.get(t, 0) for t in self.terms), dtype=np.int64,
+                              count=len(self.terms))
+        if new:
+            start = len(self.terms)
+            for j, (t, _) in enumerate(new):
+                self.ids[t] = start + j
+                self.terms.append(t)
+                for g in _grams(t):
+                    self._extra.setdefault(g, []).append(start + j)
+            self.df = np.concatenate([self.df, np.asarray([d for _, d in new], np.int64)])
+            self.lengths = np.concatenate(
+                [self.lengths, np.asarray([len(t) for t, _ in new], np.int32)]
+            )
+        return self
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -147,12 +182,11 @@ class Vocabulary:
         if max_edits is None:
             max_edits = 1 if len(word) <= 5 else 2
         grams = _grams(word)
-        spans = [self._span[g] for g in grams if g in self._span]
-        if not spans:
+        parts = [self._flat[a:b] for a, b in (self._span[g] for g in grams if g in self._span)]
+        parts += [np.asarray(self._extra[g], np.int32) for g in grams if g in self._extra]
+        if not parts:
             return Correction(word, (), ())
-        counts = np.bincount(
-            np.concatenate([self._flat[a:b] for a, b in spans]), minlength=len(self.terms)
-        )
+        counts = np.bincount(np.concatenate(parts), minlength=len(self.terms))
         # Each edit destroys at most 3 of the word's trigrams.
         need = max(1, len(grams) - 3 * max_edits)
         cand = np.flatnonzero(counts >= need)
