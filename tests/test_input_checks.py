@@ -42,13 +42,25 @@ def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("command", [
     ["query", "deploy", "--embedder", "none"],
     ["eval", "--embedder", "none"],
-    ["hook", "prompt-submit"],
 ])
 def test_a_k_below_one_is_refused_with_exit_2(vault, command, k):
     out = cli(*command, "--vault", str(vault), "--k", k, stdin='{"prompt": "deploy"}')
     assert out.returncode == 2, (command, k, out.stdout, out.stderr)
     assert "--k" in out.stderr and "at least 1" in out.stderr and k in out.stderr
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "many"])
+def test_the_hook_warns_about_a_bad_k_and_still_injects(vault, k):
+    """Exit 2 from a prompt hook blocks the user's prompt in Claude Code: the hook says what is
+    wrong on stderr, uses the preset's k and exits 0."""
+    payload = ('{"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "deploy", '
+               f'"cwd": "{vault}"}}')
+    out = cli("hook", "prompt-submit", "--no-serve", "--embedder", "none", "--vault", str(vault),
+              "--k", k, stdin=payload)
+    assert out.returncode == 0, out.stderr
+    assert "--k" in out.stderr and "at least 1" in out.stderr and k in out.stderr
+    assert "deploy-fact" in out.stdout or "Deploy script" in out.stdout, out.stdout
 
 
 def test_a_valid_k_still_runs(vault):

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", choices=("session-start", "prompt-submit", "install"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", help="preset (default: the vault's active preset)")
-    p.add_argument("--k", type=_positive_int, help="entries injected by prompt-submit (default: the preset's k)")
+    p.add_argument("--k", type=_k_or_none, help="entries injected by prompt-submit (default: the "
+                   "preset's k; a value under 1 is ignored with a warning: a hook never blocks)")
     p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
                    help="query embedder (default: the vault's active embedder)")
     p.add_argument("--sources", default="startup,clear,compact",
@@ -48,15 +49,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="install: merge the hooks into this settings.json (a .bak copy first)")
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1 (the light twin of _common.positive_int,
-    which imports the engine)."""
+def _k_or_none(text: str) -> int | None:
+    """argparse type for the hook's --k. Claude Code reads exit code 2 from a prompt hook as
+    "block the prompt", so a bad value is not a usage error here: it is reported on stderr and
+    the preset's k is used instead (None)."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        safe_print(f"recall-tui hook: argument --k: must be at least 1, got {text!r}; "
+                   "using the preset's k", file=sys.stderr)
+        return None
     return n
 
 
