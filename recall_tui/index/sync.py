@@ -275,7 +275,8 @@ class IndexSync:
         if vault is None:
             return self.report
         with self._sync_lock:
-            self.embedding = (0, self.embedding[1] if self.embedding else 0)
+            # Until the first batch says how many texts need the embedder: every memory.
+            self.embedding = (0, len(vault.memories))
 
             def track(done: int, total: int, phase: str) -> None:
                 self.embedding = (done, total)
