@@ -56,6 +56,7 @@ def test_usable_before_the_vectors_then_ready(vault_dir):
     trace = engine.recall("postgres upgrade", now=PINNED_NOW)
     vec = _stage(trace, "vector")
     assert vec.skipped and re.fullmatch(r"embedding \d[\d,]* / [\d,]+", vec.reason), vec.reason
+    assert int(vec.reason.rsplit(" ", 1)[1].replace(",", "")) > 0, vec.reason
     assert trace.hits, "keyword and fuzzy answer while the vectors are pending"
     assert not _stage(trace, "keyword").skipped
 
