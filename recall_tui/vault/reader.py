@@ -73,6 +73,8 @@ DIGEST_PERIODS: tuple[str, ...] = ("daily", "weekly", "quarterly")
 SESSIONS_DIR = "sessions"
 #: Files read between two calls of `read_vault`'s progress callback.
 READ_PROGRESS_EVERY = 500
+#: Parsed records written to the reading cache per transaction during a read.
+CACHE_WRITE_EVERY = 2000
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +116,7 @@ def _read_memory_cached(
     decoded: dict[str, tuple[Memory | None, list[Problem]]],
     keys: dict[str, FileKey | None],
     fresh: list[tuple[str, FileKey, bytes]],
+    rcache: ReadCache | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
     unchanged, else a fresh parse, queued in `fresh` for the cache."""
@@ -128,6 +131,9 @@ def _read_memory_cached(
     key = keys.get(f.rel)
     if key is not None:
         fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
+        if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
+            rcache.store(fresh, [])  # in batches: a first read does not hold every record
+            fresh.clear()
     return memory
 
 
@@ -319,7 +325,7 @@ def _read_vault(
             if rcache is None:
                 memory = _read_memory(f, problems)
             else:
-                memory = _read_memory_cached(f, problems, decoded, keys, fresh)
+                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
             if memory is None:
                 continue
             first = memories.get(memory.id)
