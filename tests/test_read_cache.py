@@ -133,3 +133,12 @@ def test_damaged_cache_file_is_replaced(vault_dir, parses):
     n = len(parses)
     read_vault(vault_dir, cache=True)
     assert len(parses) == n
+
+
+def test_records_written_in_batches(vault_dir, parses, monkeypatch):
+    monkeypatch.setattr(reader, "CACHE_WRITE_EVERY", 7)
+    first = read_vault(vault_dir, cache=True)
+    n = len(parses)
+    again = read_vault(vault_dir, cache=True)
+    assert len(parses) == n  # every record reached the cache
+    assert _snapshot(first) == _snapshot(again)
