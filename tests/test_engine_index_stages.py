@@ -32,8 +32,11 @@ def test_fuzzy_tolerates_a_typo_and_names_the_subquery(sample_engine):
     fz = tr.stage("fuzzy")
     assert not fz.skipped and fz.candidates
     notes = {c.note for c in fz.candidates}
-    assert notes <= {"porter", "trigram", "original"}
-    assert "trigram" in notes  # "postgress" is not a word any memory has
+    # Default `trigram_mode = correct`: "postgress" is not a word any memory has, so it is
+    # corrected against the vocabulary and the trace says to what.
+    assert notes <= {"porter", "corrected", "original"}
+    assert "corrected" in notes
+    assert "postgress→postgres" in fz.info_dict()["corrections"]
     assert len({c.id for c in fz.candidates}) == len(fz.candidates)
     assert any("postgres" in sample_engine.vault.memories[c.id].title.lower()
                for c in fz.candidates)

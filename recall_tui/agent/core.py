@@ -39,7 +39,7 @@ class RecallCore:
         self.preset, self.embedder_kind, self.config_source = act
         self.path = path
         self.lock = threading.RLock()
-        self.vault = read_vault(self.root)
+        self.vault = read_vault(self.root, cache=(index == "open"))  # a hook never writes
         self.cfg = load_preset(self.preset, self.root)
         self.embedder = None
         self.index = None

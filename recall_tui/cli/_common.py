@@ -28,13 +28,14 @@ def is_folder_or_say(prog: str, vault: Path) -> bool:
     return False
 
 
-def read_vault_or_say(command: str, path: str) -> Vault | None:
+def read_vault_or_say(command: str, path: str, *, cache: bool = False,
+                      progress=None) -> Vault | None:
     """The vault at `path`; None after saying on stderr why there is none (no such folder, or
     a file), and the caller exits 2."""
     from recall_tui.vault.reader import read_vault
 
     try:
-        return read_vault(path)
+        return read_vault(path, cache=cache, progress=progress)
     except FileNotFoundError:
         safe_print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
     except NotADirectoryError:

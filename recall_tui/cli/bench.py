@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tui", action="store_true",
                    help="measure only keystroke to painted results in the UI (Textual's test "
                         "driver), on --vault or each --sizes synthetic vault")
+    p.add_argument("--first-open-sizes", type=_sizes, default=[], metavar="SIZES",
+                   help="also open synthetic vaults of these sizes for the first time with the "
+                        "real model and time the first keyword result (e.g. 10000)")
     p.add_argument("--hook", action="store_true",
                    help="measure only `hook prompt-submit` as Claude Code runs it (whole process), "
                         "warm service and in-process, on --vault (default ./sample-vault)")
@@ -108,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                            embedder=args.embedder, preset=args.preset, cold_vault=cold,
                            synth_dir=Path(args.synth_dir) if args.synth_dir else None,
                            oracles=not args.no_oracles, max_queries=args.max_queries,
-                           log=log)
+                           first_open_sizes=args.first_open_sizes, log=log)
     except (ValueError, RuntimeError) as exc:
         safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1

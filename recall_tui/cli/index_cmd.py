@@ -64,17 +64,24 @@ def _human_size(n: int) -> str:
 
 
 class _Bar:
-    """A rich progress bar on stderr, started only once there is enough to embed."""
+    """A rich progress bar on stderr, started only once there is enough to do; one bar per
+    phase (reading, embedding), as the UI's status line shows them."""
 
     def __init__(self, console: Console, enabled: bool):
         self.console = console
         self.enabled = enabled
         self.progress: Progress | None = None
         self.task = None
+        self.phase = ""
 
     def __call__(self, done: int, total: int, phase: str) -> None:
         if not self.enabled or total < PROGRESS_MIN:
             return
+        phase = "embedding" if phase == "embed" else phase
+        if self.progress is not None and phase != self.phase:
+            self.stop()
+            self.progress = None
+        self.phase = phase
         if self.progress is None:
             self.progress = Progress(
                 TextColumn(f"[bold]{phase}[/]"),
@@ -96,7 +103,11 @@ class _Bar:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     err = Console(stderr=True)
-    vault = read_vault_or_say("index", args.vault)
+    bar = _Bar(err, enabled=not args.json and err.is_terminal)
+    try:
+        vault = read_vault_or_say("index", args.vault, cache=True, progress=bar)
+    finally:
+        bar.stop()
     if vault is None:
         return 2
     try:
@@ -111,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         # A rebuild happens in place, in one transaction: a TUI, a query or a hook using the
         # index meanwhile keeps working (deleting the file under them would not be safe).
+        # In stages, as the progressive open does: the text first, then the vectors.
         idx = Index.open(vault, embedder, progress=bar, rebuild=args.rebuild,
-                         drop_cache=args.drop_cache)
+                         drop_cache=args.drop_cache, defer_vectors=True)
+        idx.fill_vectors(vault, progress=bar)
     finally:
         bar.stop()
     with idx:

@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ from recall_tui.diagnostics.bench_measure import (  # noqa: F401  (re-exported)
     cold_start_child,
     default_queries,
     embedder_for,
+    first_open_child,
     keyword_oracle,
     load_queries,
     make_bench_embedder,
@@ -156,12 +158,37 @@ def cold_start(vault: Path, *, embedder: str = "local", query: str = "postgres u
                     "the index already existed"}
 
 
+def first_open(vault: Path, *, embedder: str = "local", query: str = "postgres upgrade",
+               preset: str = "default", wait_ready: bool = True, label: str = "",
+               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """A vault opened for the first time (a copy with no `.recall/`: no index, no reading
+    cache) by a fresh process through the progressive open: spawn to the first keyword
+    result, and to every vector when `wait_ready`."""
+    with tempfile.TemporaryDirectory(prefix="recall-first-") as tmp:
+        copy = Path(tmp) / "vault"
+        log(f"copying {vault} for a first open ...")
+        shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".recall"))
+        args = ["first", str(copy), "--embedder", embedder, "--query", query,
+                "--preset", preset]
+        if wait_ready:
+            args.append("--wait-ready")
+        marks, spawned = _child(args, log)
+    marks["process_to_first_result_ms"] = (marks.pop("result_at") - spawned) * 1000
+    return {"vault": str(vault), "label": label or vault.name, "embedder": embedder,
+            "query": query, **marks,
+            "note": "wall time from spawning the interpreter to the first recall's result, on "
+                    "a copy without .recall/ (no index, no reading cache); the vector stage "
+                    "is skipped until the vectors exist"}
+
+
 def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | None,
               runs: int, embedder: str, preset: str = "default", cold_vault: Path | None = None,
               synth_dir: Path | None = None, oracles: bool = True,
-              max_queries: int | None = None,
+              max_queries: int | None = None, first_open_sizes: Sequence[int] = (),
               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """The whole benchmark: each vault in its own child process, then the cold start."""
+    """The whole benchmark: each vault in its own child process, then the cold start and
+    the first opens (the cold-start vault with the real model, waiting for every vector;
+    synthetic vaults of `first_open_sizes` with the real model, up to the first result)."""
     results = []
     if vault is not None:
         qf = queries_file or default_queries(vault)
@@ -186,11 +213,20 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
     if cold_vault is not None:
         log(f"measuring cold start on {cold_vault} ...")
         cold = cold_start(cold_vault, preset=preset)
+    firsts = []
+    if cold_vault is not None:
+        log(f"measuring a first open of {cold_vault} ...")
+        firsts.append(first_open(cold_vault, preset=preset, log=log))
+    for n in first_open_sizes:
+        root = synth_vault(n, synth_dir, log=log)
+        log(f"measuring a first open of synth-{n} (real model, up to the first result) ...")
+        firsts.append(first_open(root, preset=preset, wait_ready=False, label=f"synth-{n}",
+                                 query=load_queries(root / "queries.jsonl")[0], log=log))
     return {"kind": BENCH_KIND, "version": BENCH_VERSION,
             "created": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
             "machine": machine_facts(), "embedder": embedder, "preset": preset,
-            "results": results, "cold_start": cold,
-            "targets": evaluate_targets(results, cold)}
+            "results": results, "cold_start": cold, "first_open": firsts,
+            "targets": evaluate_targets(results, cold, firsts)}
 
 
 # --- child entry point ----------------------------------------------------------------------
@@ -220,7 +256,17 @@ def _main(argv: list[str]) -> int:
     k.add_argument("--embedder", default="local")
     k.add_argument("--query", default="postgres upgrade")
     k.add_argument("--preset", default="default")
+    f = sub.add_parser("first")
+    f.add_argument("vault")
+    f.add_argument("--embedder", default="local")
+    f.add_argument("--query", default="postgres upgrade")
+    f.add_argument("--preset", default="default")
+    f.add_argument("--wait-ready", action="store_true")
     a = p.parse_args(argv)
+    if a.mode == "first":
+        out = first_open_child(a.vault, a.embedder, a.query, a.preset, a.wait_ready)
+        print(json.dumps(out), flush=True)
+        os._exit(0)  # do not wait for a background embedding still running
     if a.mode == "cold":
         out = cold_start_child(a.vault, a.embedder, a.query, a.preset)
     else:

@@ -258,11 +258,20 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
     from recall_tui.engine import Engine
     from recall_tui.engine.config import load_preset
     from recall_tui.index.store import Index
+    from recall_tui.vault.readcache import cache_path, drop_read_cache
     from recall_tui.vault.reader import read_vault
 
     baseline_mb = peak_rss_mb()
     log(f"reading {vault_path} ...")
-    vault, read_ms = _timed(lambda: read_vault(vault_path))
+    # The first read parses every file (the reading cache is dropped first) and fills the
+    # cache; the re-read is what opening the unchanged vault again costs. Only one Vault is
+    # alive at a time, so the peak memory is one vault's.
+    drop_read_cache(str(vault_path))
+    vault, read_ms = _timed(lambda: read_vault(vault_path, cache=True))
+    vault = None
+    vault, reread_ms = _timed(lambda: read_vault(vault_path, cache=True))
+    rc_path = cache_path(str(vault_path))
+    rss_after_read = peak_rss_mb()
     if not vault.memories:
         raise ValueError(f"{vault_path}: holds no memories to benchmark")
     emb = make_bench_embedder(embedder)
@@ -277,17 +286,23 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                      "standin": emb.name == "standin"},
         "queries": len(queries),
         "runs": runs,
+        "load_average": _loadavg(),
         "vault_read_ms": read_ms,
+        "vault_reread_ms": reread_ms,
+        "peak_rss_mb_after_read": rss_after_read,
+        "read_cache_bytes": rc_path.stat().st_size if rc_path and rc_path.exists() else 0,
     }
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
         log(f"read {len(vault.memories)} memories in {read_ms / 1000:.1f} s; building the "
             f"index ({emb.name}) ...")
         index, build_ms = _timed(lambda: Index.open(vault, emb, path=Path(tmp) / "index.sqlite"))
         rep = index.report
+        result["peak_rss_mb_after_build"] = peak_rss_mb()
         result["index_build"] = {
             "ms": build_ms, "embed_ms": rep.embed_ms, "embedded": rep.embedded,
             "vectors": rep.vectors, "embedder": f"{emb.name} {emb.model}",
             "size_bytes": index.size_bytes(),
+            "tables_bytes": table_sizes(index.path),
         }
         # Re-index one changed memory: change it, then change it back (two samples).
         target = sorted(vault.memories)[len(vault.memories) // 2]
@@ -352,7 +367,10 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                               "mean_hits": sum(hits) / len(hits) if hits else 0}
         result["embed_query_ms"] = stats(fresh_embed)
         result["peak_rss_mb"] = peak_rss_mb()
+        result["load_average_after"] = _loadavg()
         result["baseline_rss_mb"] = baseline_mb
+        if cfg.fuzzy.enabled and cfg.fuzzy.trigram:
+            result["fuzzy_modes"] = fuzzy_modes(engine, cfg, queries, runs)
         if oracles:
             sample = list(queries[:ORACLE_QUERIES])
             kw = keyword_oracle(engine, cfg, sample)
@@ -377,6 +395,109 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
             result["vector_vs_numpy"] = vec
         index.close()
     return result
+
+
+def typo(query: str) -> str:
+    """The query with two neighbouring letters of its longest word swapped (a typing slip)."""
+    words = query.split()
+    if not words:
+        return query
+    i = max(range(len(words)), key=lambda j: len(words[j]))
+    w = words[i]
+    if len(w) >= 4:
+        k = len(w) // 2
+        words[i] = w[: k - 1] + w[k] + w[k - 1] + w[k + 1 :]
+    return " ".join(words)
+
+
+def fuzzy_modes(engine: Any, cfg: Any, queries: Sequence[str], runs: int) -> dict[str, Any]:
+    """The fuzzy stage and the whole pipeline under `trigram_mode` correct and scan, run
+    interleaved in this process (so both see the same load), on the queries and on each with
+    a typo (`typo`); one warm-up pass per mode first."""
+    variants = {m: replace(cfg, fuzzy=replace(cfg.fuzzy, trigram_mode=m))
+                for m in ("correct", "scan")}
+    out: dict[str, Any] = {}
+    for label, qs in (("queries", list(queries)), ("typos", [typo(q) for q in queries])):
+        got: dict[str, dict[str, list[float]]] = {m: {"fuzzy": [], "total": []}
+                                                  for m in variants}
+        for rnd in range(1 + max(1, runs)):
+            for q in qs:
+                for m, c in variants.items():
+                    engine.clear_cache()
+                    tr = engine.recall(q, now=BENCH_NOW, config=c)
+                    if rnd == 0:
+                        continue
+                    fz = tr.stage("fuzzy")
+                    if fz is not None and not fz.skipped:
+                        got[m]["fuzzy"].append(fz.ms)
+                    got[m]["total"].append(tr.total_ms)
+        out[label] = {m: {"fuzzy_ms": stats(v["fuzzy"]), "total_ms": stats(v["total"])}
+                      for m, v in got.items()}
+    return out
+
+
+def _loadavg() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages now (the machine may be shared)."""
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+def table_sizes(path: str) -> dict[str, int]:
+    """Bytes per table of an SQLite file (indexes and FTS5/vec0 shadow tables folded into
+    the table they serve), from the `dbstat` virtual table; {} when this SQLite lacks it."""
+    import apsw
+
+    out: dict[str, int] = {}
+    try:
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+            owners = dict(conn.execute("SELECT name, tbl_name FROM sqlite_schema").fetchall())
+        finally:
+            conn.close()
+    except apsw.Error:
+        return {}
+    for name, size in rows:
+        owner = owners.get(name, name)
+        for shadow in ("_data", "_idx", "_docsize", "_config", "_content", "_rowids",
+                       "_chunks", "_info", "_vector_chunks00"):
+            if owner.endswith(shadow):
+                owner = owner[: -len(shadow)]
+                break
+        out[owner] = out.get(owner, 0) + int(size)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def first_open_child(vault_path: str, embedder: str, query: str, preset: str,
+                     wait_ready: bool) -> dict[str, Any]:
+    """In a fresh process, on a vault with no index and no reading cache: the progressive
+    open (`open_progressive`) up to the first keyword result, and up to every vector when
+    `wait_ready`. Times are from this process's start (`result_at` for the parent)."""
+    marks: dict[str, Any] = {}
+    t = time.perf_counter()
+    from recall_tui.engine.opening import open_progressive
+
+    marks["import_ms"] = (time.perf_counter() - t) * 1000
+    emb = make_bench_embedder(embedder) if embedder == "standin" else embedder
+    opening = open_progressive(vault_path, preset=preset, embedder=emb)
+    engine = opening.wait_usable()
+    if engine is None:
+        raise RuntimeError(f"{vault_path}: the open failed: {opening.status.error}")
+    marks["usable_ms"] = opening.first_usable_ms
+    t = time.perf_counter()
+    trace = engine.recall(query)
+    marks["first_recall_ms"] = (time.perf_counter() - t) * 1000
+    marks["result_at"] = time.time()
+    vec = trace.stage("vector")
+    marks["vector_stage"] = (vec.reason if vec and vec.skipped else "ran")
+    marks["hits"] = len(trace.hits)
+    marks["memories"] = len(engine.vault.memories)
+    if wait_ready:
+        opening.wait_ready()
+        marks["ready_ms"] = opening.ready_ms
+        marks["embedded"] = engine.index.report.embedded
+    marks["peak_rss_mb"] = peak_rss_mb()
+    marks["load_average"] = _loadavg()
+    return marks
 
 
 def cold_start_child(vault_path: str, embedder: str, query: str, preset: str) -> dict[str, Any]:

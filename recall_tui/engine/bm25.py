@@ -9,7 +9,8 @@ divides by zero (a field empty in every document) the field scores 0. Headless.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,27 +45,40 @@ class FieldBM25:
     """BM25Okapi over one field of every document, with per-term postings of the finished
     per-document contribution `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`."""
 
-    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
+    def __init__(self, docs: Iterable[Sequence[str]], k1: float = 1.5, b: float = 0.75,
                  epsilon: float = 0.25):
-        self.n = len(docs)
+        # One pass over the documents (a generator is fine: no token list is kept), each
+        # (term, doc, tf) posting in three typed arrays, 12 bytes each; then the CSR block is
+        # one stable sort. Terms are numbered in the order rank_bm25's dict would meet them,
+        # so the idf average (and its epsilon floor) sums in the same order.
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.doc_len = np.array([len(d) for d in docs], dtype=np.float64)
-        total = float(self.doc_len.sum())
-        self.avgdl = total / self.n if self.n else 0.0
-        freqs: list[dict[str, int]] = []
-        df: dict[str, int] = {}
-        for d in docs:
+        vocab: dict[str, int] = {}
+        t_ids, d_ids, tfs = array("i"), array("i"), array("i")
+        lens: list[int] = []
+        for i, d in enumerate(docs):
+            lens.append(len(d))
             f: dict[str, int] = {}
             for w in d:
                 f[w] = f.get(w, 0) + 1
-            freqs.append(f)
-            for w in f:
-                df[w] = df.get(w, 0) + 1
+            for w, tf in f.items():
+                tid = vocab.get(w)
+                if tid is None:
+                    tid = vocab[w] = len(vocab)
+                t_ids.append(tid)
+                d_ids.append(i)
+                tfs.append(tf)
+        self.n = len(lens)
+        self.doc_len = np.array(lens, dtype=np.float64)
+        total = float(self.doc_len.sum())
+        self.avgdl = total / self.n if self.n else 0.0
+        terms = np.frombuffer(t_ids, dtype=np.intc) if len(t_ids) else np.zeros(0, np.intc)
+        df = np.bincount(terms, minlength=len(vocab)).tolist()
         self.idf: dict[str, float] = {}
-        if df:
+        if vocab:
             idf_sum = 0.0
             negative = []
-            for w, n_w in df.items():
+            for w, tid in vocab.items():
+                n_w = df[tid]
                 idf = math.log(self.n - n_w + 0.5) - math.log(n_w + 0.5)
                 self.idf[w] = idf
                 idf_sum += idf
@@ -76,23 +90,23 @@ class FieldBM25:
         # Postings in one CSR block (term -> slice of doc ids and finished contributions):
         # a query sums slices, and the block pickles as three arrays, not thousands.
         self.span: dict[str, tuple[int, int]] = {}
-        docs_of: list[int] = []
-        contrib: list[float] = []
-        if self.avgdl > 0:
-            norm = (k1 * (1 - b + b * self.doc_len / self.avgdl)).tolist()  # list: fast to index
-            per_term: dict[str, list[tuple[int, int]]] = {}
-            for i, f in enumerate(freqs):
-                for w, tf in f.items():
-                    per_term.setdefault(w, []).append((i, tf))
-            for w, rows in per_term.items():
-                start = len(docs_of)
-                idf = self.idf[w]
-                for i, tf in rows:
-                    docs_of.append(i)
-                    contrib.append(idf * (tf * (k1 + 1) / (tf + norm[i])))
-                self.span[w] = (start, len(docs_of))
-        self.post_docs = np.array(docs_of, dtype=np.int64)
-        self.post_contrib = np.array(contrib, dtype=np.float64)
+        if self.avgdl > 0 and len(terms):
+            norm = k1 * (1 - b + b * self.doc_len / self.avgdl)
+            order = np.argsort(terms, kind="stable")
+            docs_sorted = np.frombuffer(d_ids, dtype=np.intc)[order]
+            tf = np.frombuffer(tfs, dtype=np.intc)[order].astype(np.float64)
+            idf_arr = np.array([self.idf[w] for w in vocab], dtype=np.float64)
+            # The same operations, in the same order, as rank_bm25's per-document loop.
+            self.post_contrib = idf_arr[terms[order]] * (
+                (tf * (k1 + 1)) / (tf + norm[docs_sorted])
+            )
+            self.post_docs = docs_sorted.astype(np.int32)
+            end = np.cumsum(df).tolist()
+            for w, tid in vocab.items():
+                self.span[w] = (end[tid] - df[tid], end[tid])
+        else:
+            self.post_docs = np.zeros(0, dtype=np.int32)
+            self.post_contrib = np.zeros(0, dtype=np.float64)
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """Scores of every document for the query tokens (duplicates count again)."""
@@ -134,7 +148,8 @@ class KeywordIndex:
         self.id_rank = np.argsort(np.argsort(np.array(self.ids, dtype=object)))
         self.fields: dict[str, FieldBM25] = {}
         for name in FIELDS:
-            docs = [analyze(field_text(m, name), stem=stem, stop_words=stop_words) for m in memories]
+            docs = (analyze(field_text(m, name), stem=stem, stop_words=stop_words)
+                    for m in memories)
             self.fields[name] = FieldBM25(docs, k1, b, epsilon)
 
     def search(self, terms: Sequence[str], weights: Mapping[str, float]) -> KeywordResult:

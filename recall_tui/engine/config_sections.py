@@ -78,6 +78,17 @@ class FuzzyConfig:
     """Sub-query 2: trigram (substring, typo tolerant) match with diacritics stripped."""
     original_fallback: bool = True
     """Sub-query 3: trigram on the `original` text, only while results < limit."""
+    trigram_mode: str = "correct"
+    """How sub-query 2 tolerates typos and fragments. `correct`: each query word missing from
+    the index's vocabulary is corrected (edit distance) or completed (substring) against the
+    indexed words, and the replacements are searched with the porter bm25; its cost follows
+    the vocabulary, not the vault. `scan` (abmind, seed-faithful): every trigram of the query
+    OR'd on the trigram table, scoring every memory that shares any of them (224 ms at 100k)."""
+    max_edits: int = 0
+    """`correct` mode: most edits a correction may be away; 0 = 1 for words of up to five
+    characters, 2 for longer ones."""
+    completions: int = 3
+    """`correct` mode: most vocabulary words a fragment is completed to (0: none)."""
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,12 @@ class Engine:
         """Forget every cached recall."""
         self._cache.clear()
 
+    def vectors_changed(self) -> None:
+        """The index's vectors changed (a progressive open finished embedding): forget the
+        cached recalls and the vector-derived structures, so the next recall uses them."""
+        self._cache.clear()
+        self._derived.pop("vectors", None)
+
     def keyword_index(self, cfg: Config) -> KeywordIndex:
         """The BM25 field index for the configuration's analysis settings (built once)."""
         key = (cfg.keyword.k1, cfg.keyword.b, cfg.keyword.epsilon, cfg.parse.stem,
@@ -493,7 +499,7 @@ def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
 
     emb, _why = make_embedder(embedder)
     _preload(emb)
-    vault = read_vault(vault_path)
+    vault = read_vault(vault_path, cache=True)
     cfg = config or load_preset(preset, vault.root)
     index = Index.open(vault, emb, progress=progress)
     return Engine(vault, index, cfg, preset=preset, **kw)

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 import apsw
 import numpy as np
 
+from recall_tui.index.vocab import Correction, Vocabulary
+
 #: Columns of the porter FTS5 table, in order (bm25 weights are given in this order).
 FTS_COLUMNS: tuple[str, ...] = (
     "title",
@@ -291,6 +293,36 @@ class FtsSearch:
             except apsw.Error:
                 self._replicas[table] = None
         return self._replicas[table]
+
+    def vocabulary(self) -> Vocabulary:
+        """The indexed words and their document counts (`vocab.Vocabulary`), read once after
+        each change to the index."""
+        with self._lock:
+            vocab = self._replicas.get("memories_words")
+            if vocab is None:
+                # `_invalidate` empties `_replicas` on any change; the vocabulary itself is
+                # kept and refreshed (new words added), not rebuilt from nothing.
+                old = getattr(self, "_vocabulary", None)
+                try:
+                    vocab = old.refresh(self._conn) if old else Vocabulary.load(self._conn)
+                except apsw.Error:  # an index without the words table: nothing to correct
+                    vocab = Vocabulary([], [])
+                self._vocabulary = vocab
+                self._replicas["memories_words"] = vocab  # type: ignore[assignment]
+            return vocab  # type: ignore[return-value]
+
+    def correct_terms(self, words: Sequence[str], *, max_edits: int | None = None,
+                      max_corrections: int = 3, max_completions: int = 3) -> list[Correction]:
+        """For each distinct query word (folded) missing from the index's vocabulary: the
+        indexed words it is probably a typo or a fragment of (`Vocabulary.correct`)."""
+        vocab = self.vocabulary()
+        out = []
+        for w in dict.fromkeys(words):
+            c = vocab.correct(w, max_edits=max_edits, max_corrections=max_corrections,
+                              max_completions=max_completions)
+            if w not in vocab and len(w) >= 3:
+                out.append(c)
+        return out
 
     def _ids_of(self, rows: list[tuple[int, float]]) -> list[tuple[str, float]]:
         """(rowid, score) -> (memory id, score), order kept."""

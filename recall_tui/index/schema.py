@@ -20,7 +20,7 @@ import sqlite_vec
 from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: How long a write waits for another process's write transaction before giving up (ms). Write
 #: transactions are short (embedding runs outside them), so this is only reached when something
 #: is badly stuck; waiting long beats failing with "database is locked".
@@ -33,6 +33,7 @@ _REQUIRED_TABLES = frozenset(
         "memories",
         "memories_fts",
         "memories_trigram",
+        "memories_words",
         "embed_cache",
         "edges",
         "turns",
@@ -226,15 +227,7 @@ CREATE TABLE memories(
     status TEXT NOT NULL,
     type TEXT NOT NULL,
     scope TEXT NOT NULL,
-    topic_key TEXT NOT NULL,
-    title TEXT NOT NULL,
-    recall_when TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    keywords TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    topic_path TEXT NOT NULL,
-    body TEXT NOT NULL,
-    original TEXT NOT NULL
+    topic_key TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
@@ -242,9 +235,12 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 CREATE VIRTUAL TABLE memories_trigram USING fts5(
     content, original, content='', contentless_delete=1,
     tokenize='trigram remove_diacritics 1');
+CREATE VIRTUAL TABLE memories_words USING fts5(
+    content, content='', contentless_delete=1, detail=none,
+    tokenize='unicode61 remove_diacritics 2');
 CREATE TABLE embed_cache(
     model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY(model, text_hash)) WITHOUT ROWID;
+    UNIQUE(model, text_hash));
 CREATE TABLE edges(
     subject TEXT NOT NULL, relation TEXT NOT NULL, object TEXT NOT NULL,
     memory_id TEXT NOT NULL);

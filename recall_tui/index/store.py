@@ -158,6 +158,11 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         self._seen_version: int | None = None
         self._generation: str | None = None
         self.stats_error: str | None = None
+        # Progressive open (`open(defer_vectors=True)`, `fill_vectors`): the vault whose
+        # vectors are still to be made, and (done, total) while they are being made.
+        self._defer_vectors = False
+        self._pending_vault: Vault | None = None
+        self.embedding: tuple[int, int] | None = None
         self.report = IndexReport(path=path)
 
     # ------------------------------------------------------------------ opening
@@ -173,6 +178,7 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         read_only: bool = False,
         rebuild: bool = False,
         drop_cache: bool = False,
+        defer_vectors: bool = False,
     ) -> Index:
         """Open the vault's index, building it or bringing it up to date with `vault`.
 
@@ -185,6 +191,10 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
 
         When the index file cannot be written (read-only vault and cache folder, full disk),
         the index is built in memory for this run and `report.location_note` says so.
+
+        `defer_vectors` indexes the text only (keyword, fuzzy, topic work at once) and leaves
+        the vectors to `fill_vectors()`; until it has run, `embedding_progress()` is not None
+        and the vector stage is skipped with the reason `embedding N / M`.
         """
         start = time.perf_counter()
         note = ""
@@ -204,7 +214,8 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         try:
             if path is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
-            idx = cls._open_file(vault, embedder, target, progress, start, rebuild, drop_cache)
+            idx = cls._open_file(vault, embedder, target, progress, start, rebuild, drop_cache,
+                                 defer_vectors)
         except WRITE_FAILURES as exc:
             return cls._open_in_memory(
                 vault, embedder, progress, start, memory_fallback_note(target, exc)
@@ -230,6 +241,7 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         start: float,
         rebuild: bool,
         drop_cache: bool,
+        defer_vectors: bool = False,
     ) -> Index:
         rebuilt: str | None = None
         conn: apsw.Connection | None = None
@@ -243,6 +255,7 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 idx = cls(conn, str(target), embedder, read_only=False)
+                idx._defer_vectors = defer_vectors
                 if fresh:
                     idx._create_schema()
                 clear = None
@@ -260,6 +273,7 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
             except BaseException:
                 conn.close()
                 raise
+        idx._defer_vectors = False
         idx.report = replace(
             idx.report,
             rebuilt=(f"{target}: {rebuilt}; rebuilt from the vault" if rebuilt else None),

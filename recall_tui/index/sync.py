@@ -296,7 +296,12 @@ class IndexSync:
             vault = read_vault(vault.root)
             again = self._sync_locked(vault, None)
             updated += again.updated
-        embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
+        if self._defer_vectors:
+            # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
+            embedded, reused, embed_ms, error = 0, 0, 0.0, None
+            self._pending_vault = vault
+        else:
+            embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
         with self._lock:
             summary = self._summary()
         return replace(
@@ -311,6 +316,52 @@ class IndexSync:
             embed_ms=embed_ms,
         )
 
+    def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None
+                     ) -> IndexReport:
+        """Embed what an `Index.open(..., defer_vectors=True)` left without a vector (any
+        thread; the progressive open runs it in the background). While it runs,
+        `embedding_progress()` says how far it is; `report` gets the vector counts after."""
+        start = time.perf_counter()
+        vault = vault or self._pending_vault
+        if vault is None:
+            return self.report
+        with self._sync_lock:
+            # Until the first batch says how many texts need the embedder: every memory.
+            self.embedding = (0, len(vault.memories))
+
+            def track(done: int, total: int, phase: str) -> None:
+                self.embedding = (done, total)
+                if progress is not None:
+                    progress(done, total, phase)
+
+            try:
+                embedded, reused, embed_ms, error = self._sync_vectors(vault, track)
+            finally:
+                self.embedding = None
+                self._pending_vault = None
+        with self._lock:
+            summary = self._summary()
+        self.report = replace(
+            self.report,
+            embedded=embedded,
+            reused=reused,
+            vectors=summary.vectors,
+            embed_error=error,
+            embedder=summary.embedder,
+            embed_ms=embed_ms,
+            ms=self.report.ms + (time.perf_counter() - start) * 1000,
+        )
+        return self.report
+
+    def embedding_progress(self) -> tuple[int, int] | None:
+        """(texts embedded, texts to embed) while vectors are pending or being made after a
+        deferred open, None once every vector that can exist does."""
+        if self.embedding is not None:
+            return self.embedding
+        if self._pending_vault is not None:
+            return (0, len(self._pending_vault.memories))
+        return None
+
     def _delete_memory(self, rowid: int) -> None:
         conn = self._conn
         row = conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
@@ -320,6 +371,7 @@ class IndexSync:
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_words WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
         if self._has_vec_table():
@@ -348,31 +400,13 @@ class IndexSync:
             original,
             _edges,
         ) = fields
+        # The texts themselves live in the vault (and the reading cache); the FTS5 tables are
+        # contentless, so the row keeps only what the sync and the filters compare.
         conn.execute(
             "INSERT INTO memories(id, path, content_hash, row_hash, embed_hash, mtime, role,"
-            " status, type, scope, topic_key, title, recall_when, tags, keywords, summary,"
-            " topic_path, body, original) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                mid,
-                path,
-                chash,
-                row_hash,
-                _sha(text),
-                m.mtime,
-                role,
-                status,
-                mtype,
-                scope,
-                topic_key,
-                title,
-                recall_when,
-                tags,
-                keywords,
-                summary,
-                topic_path,
-                body,
-                original,
-            ),
+            " status, type, scope, topic_key) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, path, chash, row_hash, _sha(text), m.mtime, role, status, mtype, scope,
+             topic_key),
         )
         rowid = conn.last_insert_rowid()
         conn.execute(
@@ -388,10 +422,12 @@ class IndexSync:
                 m.body_without_related,
             ),
         )
+        content = trigram_content(m)
         conn.execute(
             "INSERT INTO memories_trigram(rowid, content, original) VALUES (?,?,?)",
-            (rowid, trigram_content(m), original),
+            (rowid, content, original),
         )
+        conn.execute("INSERT INTO memories_words(rowid, content) VALUES (?,?)", (rowid, content))
         conn.executemany(
             "INSERT INTO edges(subject, relation, object, memory_id) VALUES (?,?,?,?)",
             [(e.subject, e.relation, e.object, mid) for e in m.edges],

@@ -92,7 +92,7 @@ def refresh(engine: Any, *, files: tuple[str, ...] = ()) -> ChangeSummary:
     with _REFRESH_LOCK:
         old: Vault = engine.vault
         try:
-            new = read_vault(old.root)
+            new = read_vault(old.root, cache=True)
         except OSError as exc:
             return ChangeSummary((), (), (), len(old.problems), (time.perf_counter() - t0) * 1000,
                                  None, files, f"{old.root}: {exc.strerror or exc}")

@@ -71,7 +71,7 @@ class Role(str, enum.Enum):
     NORMAL = "normal"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong with the vault, reported instead of raised."""
 
@@ -89,7 +89,7 @@ class Problem:
         return f"{where}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RelatedLink:
     """One `related_via` entry: a link used by 1-hop expansion."""
 
@@ -98,7 +98,7 @@ class RelatedLink:
     relation: str = "related"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     """One entity edge `subject -[relation]-> object`, with the memory that declared it."""
 
@@ -111,7 +111,7 @@ class Edge:
         return f"{self.subject} -[{self.relation}]-> {self.object}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Memory:
     """One memory file, with every key of the contract resolved to its default."""
 

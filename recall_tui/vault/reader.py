@@ -20,8 +20,10 @@ from __future__ import annotations
 import difflib
 import errno
 import functools
+import gc
 import hashlib
 import os
+from collections.abc import Callable
 from datetime import datetime
 from types import MappingProxyType
 
@@ -53,6 +55,9 @@ from recall_tui.vault.model import (
 from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
+from recall_tui.vault.readcache import FileKey, ReadCache, file_key
+from recall_tui.vault.readcache import dumps as cache_dumps
+from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
@@ -66,6 +71,10 @@ ROLE_FOLDERS: dict[str, Role] = {
 DIGESTS_DIR = "consolidation"
 DIGEST_PERIODS: tuple[str, ...] = ("daily", "weekly", "quarterly")
 SESSIONS_DIR = "sessions"
+#: Files read between two calls of `read_vault`'s progress callback.
+READ_PROGRESS_EVERY = 500
+#: Parsed records written to the reading cache per transaction during a read.
+CACHE_WRITE_EVERY = 2000
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,6 +108,65 @@ def _read_memory(f: _File, problems: list[Problem]) -> Memory | None:
     memory = _build_memory(f.rel, front, body, data, st.st_mtime, file_problems)
     problems.extend(file_problems)
     return memory
+
+
+def _read_memory_cached(
+    f: _File,
+    problems: list[Problem],
+    decoded: dict[str, tuple[Memory | None, list[Problem]]],
+    keys: dict[str, FileKey | None],
+    fresh: list[tuple[str, FileKey, bytes]],
+    rcache: ReadCache | None = None,
+) -> Memory | None:
+    """`_read_memory` through the reading cache: the decoded record when the file's key was
+    unchanged, else a fresh parse, queued in `fresh` for the cache."""
+    hit = decoded.pop(f.rel, None)
+    if hit is not None:
+        memory, file_problems = hit
+        problems.extend(file_problems)
+        return memory
+    file_problems: list[Problem] = []
+    memory = _read_memory(f, file_problems)
+    problems.extend(file_problems)
+    key = keys.get(f.rel)
+    if key is not None:
+        fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
+        if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
+            rcache.store(fresh, [])  # in batches: a first read does not hold every record
+            fresh.clear()
+    return memory
+
+
+def _cached_records(
+    rcache: ReadCache, files: list[_File]
+) -> tuple[dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str]]:
+    """The memory files' keys now, the decoded records of those whose key is unchanged
+    (streamed from the cache: one record's bytes at a time are held), and the cached paths
+    that are gone."""
+    known = rcache.keys()
+    keys: dict[str, FileKey | None] = {}
+    for f in files:
+        if _is_memory_file(f.rel):
+            try:
+                keys[f.rel] = file_key(os.stat(f.path))
+            except OSError:
+                keys[f.rel] = None
+    hits = {rel for rel, key in keys.items() if key is not None and known.get(rel) == key}
+    decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
+    for rel, blob in rcache.records(hits):
+        try:
+            decoded[rel] = cache_loads(blob)
+        except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
+            pass
+    return keys, decoded, [rel for rel in known if rel not in keys]
+
+
+def _is_memory_file(rel: str) -> bool:
+    """Whether `read_vault` routes the file at `rel` to the memory reader."""
+    parts = rel.split("/")
+    if parts[0] in (DIGESTS_DIR, SESSIONS_DIR) and len(parts) > 1:
+        return False
+    return rel.endswith(".md")
 
 
 def _build_memory(
@@ -187,12 +255,39 @@ def _did_you_mean(key: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def read_vault(root: str | os.PathLike[str]) -> Vault:
+def read_vault(
+    root: str | os.PathLike[str],
+    *,
+    cache: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Vault:
     """Read every memory, digest and transcript below `root` into a `Vault`.
 
     Raises only when the root itself is missing (`FileNotFoundError`) or not a folder
     (`NotADirectoryError`); every other defect is a `Problem` in the result.
+
+    `cache=True` keeps each memory file's parsed record in the reading cache
+    (`readcache.py`, in `.recall/`) and parses only the files whose size, times or inode
+    changed since the last cached read; the result is the same Vault. Without it, reading
+    writes nothing at all. `progress(done, total, "reading")` is called as files are read
+    (every READ_PROGRESS_EVERY files and at the end).
     """
+    # Reading makes hundreds of thousands of objects and no reference cycles: the cyclic
+    # collector would only walk them again and again as they pile up (a third of a re-read).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_vault(root, cache, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_vault(
+    root: str | os.PathLike[str],
+    cache: bool,
+    progress: Callable[[int, int, str], None] | None,
+) -> Vault:
     root_path = os.path.abspath(os.fspath(root))
     if not os.path.exists(root_path):
         raise FileNotFoundError(errno.ENOENT, "no vault folder here", root_path)
@@ -203,7 +298,14 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
     memories: dict[str, Memory] = {}
     digests: list[DigestParagraph] = []
     turns: list[Turn] = []
-    for f in _walk(root_path, problems):
+    rcache = ReadCache.open(root_path) if cache else None
+    fresh: list[tuple[str, FileKey, bytes]] = []
+    files = _walk(root_path, problems)
+    if rcache is not None:
+        keys, decoded, gone = _cached_records(rcache, files)
+    for n, f in enumerate(files):
+        if progress is not None and n % READ_PROGRESS_EVERY == 0:
+            progress(n, len(files), "reading")
         parts = f.rel.split("/")
         if parts[0] == DIGESTS_DIR and len(parts) > 1:
             if len(parts) == 3 and parts[1] in DIGEST_PERIODS and parts[2].endswith(".md"):
@@ -220,7 +322,10 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
                     _not_read(f.rel, "sessions/ holds transcripts (<session_id>.jsonl)")
                 )
         elif f.rel.endswith(".md"):
-            memory = _read_memory(f, problems)
+            if rcache is None:
+                memory = _read_memory(f, problems)
+            else:
+                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -234,6 +339,12 @@ def read_vault(root: str | os.PathLike[str]) -> Vault:
                 )
                 continue
             memories[memory.id] = memory
+
+    if progress is not None:
+        progress(len(files), len(files), "reading")
+    if rcache is not None:
+        rcache.store(fresh, gone)
+        rcache.close()
 
     memories = _drop_unknown_links(memories, problems)
     links, memories = _supersession_links(memories, problems)

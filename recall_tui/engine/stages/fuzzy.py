@@ -1,7 +1,11 @@
 """fuzzy: abmind's three FTS5 sub-queries over the index.
 
 1. porter: a stemmed FTS5 match of any query word (`"w1" OR "w2"`, `Index.fts_any`);
-2. trigram: substring/typo-tolerant trigram match on the content, diacritics stripped;
+2. trigram: typo and substring tolerance. `trigram_mode = "scan"` (abmind): a trigram match
+   of every query trigram on the content, diacritics stripped. `"correct"` (default): the
+   query words missing from the index's vocabulary are corrected or completed against it
+   (`Index.correct_terms`) and the replacements searched like sub-query 1; the info line
+   `corrections` says which word became what;
 3. original: trigram on the `original` column, only while results < limit.
 
 Results are de-duplicated by id in that order; each candidate's note names its sub-query.
@@ -42,8 +46,10 @@ def run(engine, st: RecallState) -> Out:
 
     if cfg.porter:
         take("porter", lambda: engine.index.fts_any(st.query.words, limit))
-    if cfg.trigram:
+    if cfg.trigram and cfg.trigram_mode == "scan":
         take("trigram", lambda: engine.index.fts_trigram(text, limit, column="content"))
+    elif cfg.trigram:
+        _corrected(engine, st, cfg, limit, info, take)
     if cfg.original_fallback:
         if len(found) < limit:
             take("original", lambda: engine.index.fts_trigram(text, limit, column="original"))
@@ -53,3 +59,23 @@ def run(engine, st: RecallState) -> Out:
     for rank, (mid, (score, sub)) in enumerate(found.items(), 1):
         out.candidates.append(Candidate(mid, score, rank, sub))
     return out
+
+
+def _corrected(engine, st: RecallState, cfg, limit: int, info: list, take) -> None:
+    """Sub-query 2 in `correct` mode: replacements of unknown words, searched by porter bm25."""
+    try:
+        fixes = engine.index.correct_terms(
+            st.query.words,
+            max_edits=cfg.max_edits or None,
+            max_completions=max(0, cfg.completions),
+        )
+    except Exception as exc:  # a damaged index must not fail the recall
+        info.append(("corrections", f"failed: {exc}"))
+        return
+    terms = list(dict.fromkeys(t for c in fixes for t in c.terms))
+    if not fixes:
+        info.append(("corrections", "every word is in the vocabulary"))
+        return
+    info.append(("corrections", "; ".join(c.describe() for c in fixes)))
+    if terms:
+        take("corrected", lambda: engine.index.fts_any(terms, limit))

@@ -43,6 +43,10 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="disabled by the configuration")
     if "vector" in st.skip_channels:
         return Out(skipped=True, reason=st.skip_channels["vector"])
+    pending = getattr(engine.index, "embedding_progress", None)
+    state = pending() if pending is not None else None
+    if state is not None:  # a progressive open is still making the vectors
+        return Out(skipped=True, reason=f"embedding {state[0]:,} / {state[1]:,}")
     vec, reason = query_vector(engine, st)
     if vec is None:
         return Out(skipped=True, reason=reason)

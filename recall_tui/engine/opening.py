@@ -1,0 +1,165 @@
+"""Opening a vault in stages, so a front end can show itself at once (issue 13).
+
+`open_progressive(path, ...)` returns a `VaultOpening` at once and does the work on one
+background thread:
+
+1. `reading`: `read_vault(path, cache=True)` (only changed files are parsed), with progress;
+2. `indexing`: `Index.open(vault, embedder, defer_vectors=True)`: the text tables (porter,
+   trigram, words), signatures and edges. Then the `Engine` exists and is *usable*: keyword,
+   fuzzy and topic channels answer; the vector stage is skipped with the reason
+   `embedding N / M`;
+3. `embedding`: `Index.fill_vectors()` makes the missing vectors (from the embedding cache
+   or the embedder), with progress; then `Engine.vectors_changed()` drops cached recalls;
+4. `ready` (or `failed`, with the error; an engine that was usable stays usable).
+
+Every change of phase or progress is reported as an `OpenStatus` to `on_status` (called on
+the background thread: a UI hops to its own thread, e.g. Textual's `call_from_thread`) and is
+also readable at any time from `VaultOpening.status`. Headless.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from recall_tui.engine.config import Config
+from recall_tui.engine.pipeline import Engine, _preload
+
+PHASES: tuple[str, ...] = ("starting", "reading", "indexing", "embedding", "ready", "failed")
+
+
+@dataclass(frozen=True)
+class OpenStatus:
+    """Where a progressive open is."""
+
+    phase: str
+    """One of PHASES."""
+    done: int = 0
+    """Units of the phase done (files read, texts embedded)."""
+    total: int = 0
+    """Units of the phase in all (0 when not known yet)."""
+    usable: bool = False
+    """The engine answers recalls (keyword, fuzzy, topic; vectors once `ready`)."""
+    error: str | None = None
+    """Why the open failed (phase `failed`)."""
+    elapsed_ms: float = 0.0
+    """Since `open_progressive` was called."""
+
+    @property
+    def message(self) -> str:
+        """One line for a status bar: `embedding 1,234 / 10,000`, `ready`, ..."""
+        if self.phase == "failed":
+            return f"failed: {self.error}"
+        if self.phase in ("reading", "embedding") and self.total:
+            return f"{self.phase} {self.done:,} / {self.total:,}"
+        return self.phase
+
+
+class VaultOpening:
+    """A vault being opened in the background (see the module docstring)."""
+
+    def __init__(self, vault_path: Any, *, preset: str, embedder: str | Any,
+                 config: Config | None, on_status: Callable[[OpenStatus], None] | None,
+                 engine_kw: dict[str, Any]):
+        self.vault_path = vault_path
+        self.preset = preset
+        self._embedder = embedder
+        self._config = config
+        self._on_status = on_status
+        self._engine_kw = engine_kw
+        self._t0 = time.perf_counter()
+        self._status = OpenStatus("starting")
+        self._engine: Engine | None = None
+        self._usable = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vault-open", daemon=True)
+        self.first_usable_ms: float | None = None
+        """Time from the call to the engine being usable."""
+        self.ready_ms: float | None = None
+        """Time from the call to every vector being there."""
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def engine(self) -> Engine | None:
+        """The engine once usable, else None."""
+        return self._engine
+
+    @property
+    def status(self) -> OpenStatus:
+        return self._status
+
+    def wait_usable(self, timeout: float | None = None) -> Engine | None:
+        """Block until the engine is usable (or the open failed); the engine or None."""
+        self._usable.wait(timeout)
+        return self._engine
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until the open finished (ready or failed); True when it did in time."""
+        return self._done.wait(timeout)
+
+    # ------------------------------------------------------------------ the work
+
+    def start(self) -> VaultOpening:
+        self._thread.start()
+        return self
+
+    def _set(self, phase: str, done: int = 0, total: int = 0, error: str | None = None) -> None:
+        self._status = OpenStatus(
+            phase, done, total, usable=self._engine is not None, error=error,
+            elapsed_ms=(time.perf_counter() - self._t0) * 1000,
+        )
+        if self._on_status is not None:
+            try:
+                self._on_status(self._status)
+            except Exception:  # a front end's callback must not kill the open
+                pass
+
+    def _run(self) -> None:
+        from recall_tui.engine.config import load_preset
+        from recall_tui.index.embed import make_embedder
+        from recall_tui.index.store import Index
+        from recall_tui.vault.reader import read_vault
+
+        try:
+            self._set("reading")
+            if isinstance(self._embedder, str):
+                emb, _why = make_embedder(self._embedder)
+            else:
+                emb = self._embedder
+            _preload(emb)
+            vault = read_vault(self.vault_path, cache=True,
+                               progress=lambda d, t, _p: self._set("reading", d, t))
+            self._set("indexing", 0, len(vault.memories))
+            index = Index.open(vault, emb, defer_vectors=True)
+            cfg = self._config or load_preset(self.preset, vault.root)
+            self._engine = Engine(vault, index, cfg, preset=self.preset, **self._engine_kw)
+            self.first_usable_ms = (time.perf_counter() - self._t0) * 1000
+            self._usable.set()
+            pending = index.embedding_progress() or (0, 0)
+            self._set("embedding", *pending)
+            index.fill_vectors(progress=lambda d, t, _p: self._set("embedding", d, t))
+            self._engine.vectors_changed()
+            self.ready_ms = (time.perf_counter() - self._t0) * 1000
+            self._set("ready")
+        except Exception as exc:
+            self._set("failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._usable.set()
+            self._done.set()
+
+
+def open_progressive(vault_path: Any, *, preset: str = "default", embedder: str | Any = "auto",
+                     config: Config | None = None,
+                     on_status: Callable[[OpenStatus], None] | None = None,
+                     **engine_kw: Any) -> VaultOpening:
+    """Start opening the vault at `vault_path` in the background; returns at once.
+
+    `embedder` is a kind for `make_embedder` ("auto", "local", "ollama", "none") or an
+    embedder object. `engine_kw` goes to `Engine` (e.g. `reranker`).
+    """
+    return VaultOpening(vault_path, preset=preset, embedder=embedder, config=config,
+                        on_status=on_status, engine_kw=engine_kw).start()

@@ -1,0 +1,351 @@
+"""The reading cache: each memory file's parsed record, kept between reads of a vault.
+
+`read_vault(root, cache=True)` parses only the memory files whose identity changed since the
+last read: the cache key is the file's relative path with its size, modification time (ns),
+status-change time (ns) and inode, so an edit that keeps the size still re-parses (its mtime
+and ctime move; `touch -d` cannot set ctime), a file replaced by an atomic rename re-parses
+(new inode), and a deleted file's row is dropped. What is kept is exactly what parsing the
+file alone gives (the `Memory` and that file's problems); the steps that look at the whole
+vault (unknown links, supersession, chains, the entity graph) run on every read. Records
+are marshalled plain values (loading 100k of them is the bulk of a re-read), built back into
+`Memory` objects without re-running their checks.
+
+The file is `VAULT/.recall/read-cache.sqlite` (the one place reading writes inside a vault),
+or under the user's cache folder when `.recall/` is not writable; when neither works, reading
+simply parses everything. The whole cache
+is dropped when READER_VERSION, the Memory record's fields or the Python version differ from
+the ones that wrote it: a record is never trusted across reader or schema versions. Any
+SQLite trouble (a locked, damaged or foreign file) makes the read fall back to parsing; a
+damaged file is deleted and started again. Headless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import marshal
+import os
+import pickle
+import sys
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+
+import apsw
+
+from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
+
+#: Bump whenever the reader gives a different record for the same bytes (a new field, a new
+#: default, a new problem message): every cached record is then parsed again.
+READER_VERSION = 1
+CACHE_NAME = "read-cache.sqlite"
+#: Bump when the record encoding below changes.
+CODEC_VERSION = 2
+
+#: The key of one file: (size, mtime_ns, ctime_ns, inode).
+FileKey = tuple[int, int, int, int]
+
+
+def _stamp() -> str:
+    fields = ",".join(f"{f.name}:{f.type}" for f in dataclasses.fields(Memory))
+    fields += "|" + ",".join(f.name for f in dataclasses.fields(Problem))
+    digest = hashlib.sha256(fields.encode()).hexdigest()[:16]
+    return (f"reader {READER_VERSION}; codec {CODEC_VERSION}; python {sys.version_info[:2]};"
+            f" fields {digest}")
+
+
+def file_key(st: os.stat_result) -> FileKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_DATES = frozenset(
+    {"created", "updated", "valid_from", "valid_to", "ingested_at", "expires"}
+)
+_ROLES = {r.value: r for r in Role}
+_new = object.__new__
+
+
+_DT = "\x00datetime"
+#: Strings up to this length are interned in the cache records (types, statuses, tags,
+#: entity names, frontmatter keys): 100k memories then share one object per distinct value.
+_INTERN_MAX = 40
+_intern = sys.intern
+
+
+def _share(v):
+    """`v` with its short strings interned (marshal writes them as interned, and loading
+    interns them again), lists and tuples walked; other values as they are."""
+    t = type(v)
+    if t is str:
+        return _intern(v) if len(v) <= _INTERN_MAX else v
+    if t is tuple:
+        return tuple(_share(x) for x in v)
+    if t is list:
+        return [_share(x) for x in v]
+    if t is dict:
+        return {_share(k): _share(x) for k, x in v.items()}
+    return v
+
+
+def _pack_front(raw: dict) -> tuple[int, object]:
+    """The raw frontmatter, for marshal, with top-level datetimes (YAML's timestamps) tagged
+    as (_DT, isoformat) tuples (YAML never gives tuples); anything else marshal cannot hold
+    (a nested timestamp, a date) makes the whole mapping pickled."""
+    tagged = {
+        k: (_DT, v.isoformat()) if type(v) is datetime else v for k, v in raw.items()
+    }
+    try:
+        marshal.dumps(tagged)
+    except ValueError:
+        return 1, pickle.dumps(raw, protocol=5)
+    return 0, tagged
+
+
+def _unpack_front(kind: int, value) -> dict:
+    if kind:
+        return pickle.loads(value)
+    for k, v in value.items():
+        if type(v) is tuple and v[0] == _DT:
+            value[k] = _fromiso(v[1])
+    return value
+
+
+def _pack_memory(m: Memory) -> tuple:
+    out = []
+    for name in _MEMORY_FIELDS:
+        v = getattr(m, name)
+        if name in _DATES:
+            v = v.isoformat() if v is not None else None
+        elif name == "role":
+            v = v.value
+        elif name == "related_via":
+            v = tuple((r.id, r.score, r.relation) for r in v)
+        elif name == "edges":
+            v = tuple((e.subject, e.relation, e.object, e.memory_id) for e in v)
+        elif name == "frontmatter":
+            v = _pack_front(dict(v))
+        elif name == "extra":
+            v = tuple(v)  # its keys; the values are the frontmatter's
+        elif name == "key_lines":
+            v = dict(v)
+        out.append(v)
+    return tuple(out)
+
+
+_IDX = {name: i for i, name in enumerate(_MEMORY_FIELDS)}
+_DATE_IDX = frozenset(_IDX[name] for name in _DATES)
+_I_ROLE, _I_REL, _I_EDGES = _IDX["role"], _IDX["related_via"], _IDX["edges"]
+_I_FRONT, _I_EXTRA, _I_LINES = _IDX["frontmatter"], _IDX["extra"], _IDX["key_lines"]
+_fromiso = datetime.fromisoformat
+
+
+_LINES: dict[tuple, MappingProxyType] = {}
+_LINES_MAX = 50_000
+
+
+def _shared_lines(lines: dict) -> MappingProxyType:
+    """One read-only `key_lines` mapping per distinct layout: files written from the same
+    template share it (1.3k layouts for 10k synthetic memories)."""
+    key = tuple(lines.items())
+    proxy = _LINES.get(key)
+    if proxy is None:
+        if len(_LINES) >= _LINES_MAX:
+            _LINES.clear()
+        proxy = _LINES[key] = MappingProxyType(lines)
+    return proxy
+
+
+def _compile_unpack():
+    """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
+    field, no loop): building 100k Memory objects is the bulk of a re-read."""
+    env: dict = {
+        "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
+        "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
+        "_unpack_front": _unpack_front, "_shared_lines": _shared_lines,
+    }
+    lines = [
+        "def _unpack_memory(t):",
+        f"    raw = _unpack_front(*t[{_I_FRONT}])",
+        "    m = _new(Memory)",
+    ]
+    for i, name in enumerate(_MEMORY_FIELDS):
+        env[f"_s{i}"] = getattr(Memory, name).__set__  # the slot's own setter
+        v = f"t[{i}]"
+        if i in _DATE_IDX:
+            v = f"(None if {v} is None else _fromiso({v}))"
+        elif i == _I_ROLE:
+            v = f"_ROLES[{v}]"
+        elif i == _I_REL:
+            v = f"tuple([RelatedLink(*r) for r in {v}]) if {v} else ()"
+        elif i == _I_EDGES:
+            v = f"tuple([Edge(*e) for e in {v}]) if {v} else ()"
+        elif i == _I_FRONT:
+            v = "MappingProxyType(raw)"
+        elif i == _I_EXTRA:
+            v = f"MappingProxyType({{k: raw[k] for k in {v}}})"
+        elif i == _I_LINES:
+            v = f"_shared_lines({v})"
+        lines.append(f"    _s{i}(m, {v})")
+    lines.append("    return m")
+    exec("\n".join(lines), env)  # noqa: S102 - code generated from the dataclass fields
+    return env["_unpack_memory"]
+
+
+# Built as unpickling builds a dataclass (no __init__ and its checks): the values were
+# checked when the file was parsed.
+_unpack_memory = _compile_unpack()
+
+
+def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
+    """A file's record (its Memory or None, and its problems) as bytes: one marshal of plain
+    values, so a string the Memory and its frontmatter share stays one object when loaded
+    (marshal keeps references), short strings interned; the frontmatter is pickled only when
+    YAML gave nested dates and the like."""
+    memory, problems = record
+    packed = (
+        _share(_pack_memory(memory)) if memory is not None else None,
+        tuple((p.path, p.line, p.reason, p.severity) for p in problems),
+    )
+    return marshal.dumps(packed)
+
+
+def loads(blob: bytes) -> tuple[Memory | None, list[Problem]]:
+    packed, problems = marshal.loads(blob)
+    memory = _unpack_memory(packed) if packed is not None else None
+    return memory, [Problem(*p) for p in problems]
+
+
+def cache_path(root: str) -> Path | None:
+    """Where the reading cache of the vault at `root` lives: `.recall/` when it exists or can
+    be made and is writable, else the user's cache folder; None when neither is writable."""
+    local = Path(root) / ".recall"
+    with contextlib.suppress(OSError):
+        local.mkdir(exist_ok=True)
+        if os.access(local, os.W_OK):
+            return local / CACHE_NAME
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
+    folder = Path(base) / "recall-tui" / digest
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return folder / CACHE_NAME
+    return None
+
+
+def drop_read_cache(root: str) -> None:
+    """Delete the vault's reading cache (the next cached read parses every file)."""
+    path = cache_path(root)
+    if path is not None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.unlink(str(path) + suffix)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files(
+    rel TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, record BLOB NOT NULL);
+"""
+
+
+class ReadCache:
+    """One vault's reading cache (see the module docstring). `open` never raises."""
+
+    def __init__(self, conn: apsw.Connection, path: Path):
+        self._conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, root: str) -> ReadCache | None:
+        path = cache_path(root)
+        if path is None:
+            return None
+        for attempt in (1, 2):
+            conn = None
+            try:
+                conn = apsw.Connection(str(path))
+                conn.set_busy_timeout(2000)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+                row = conn.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
+                stamp = _stamp()
+                if row is None or row[0] != stamp:
+                    with conn:
+                        conn.execute("DELETE FROM files")
+                        conn.execute(
+                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('stamp', ?)", (stamp,)
+                        )
+                return cls(conn, path)
+            except apsw.BusyError:
+                if conn is not None:
+                    conn.close()
+                return None
+            except apsw.Error:
+                if conn is not None:
+                    conn.close()
+                if attempt == 2:
+                    return None
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(str(path) + suffix)
+        return None
+
+    def keys(self) -> dict[str, FileKey]:
+        """The key each cached record was made under, by relative path."""
+        try:
+            return {
+                rel: (size, mtime, ctime, ino)
+                for rel, size, mtime, ctime, ino in self._conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, ino FROM files"
+                )
+            }
+        except apsw.Error:
+            return {}
+
+    def records(self, rels: set[str]):
+        """(rel, record bytes) of the cached records in `rels`, one at a time (a scan of the
+        table: cheaper than a lookup per file when most files are wanted)."""
+        if not rels:
+            return
+        try:
+            for rel, blob in self._conn.execute("SELECT rel, record FROM files"):
+                if rel in rels:
+                    yield rel, blob
+        except apsw.Error:
+            return
+
+    def load(self) -> dict[str, tuple[FileKey, bytes]]:
+        """Every cached record by relative path, with the key it was made under."""
+        try:
+            return {
+                rel: ((size, mtime, ctime, ino), blob)
+                for rel, size, mtime, ctime, ino, blob in self._conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, ino, record FROM files"
+                )
+            }
+        except apsw.Error:
+            return {}
+
+    def store(self, fresh: list[tuple[str, FileKey, bytes]], gone: list[str]) -> None:
+        """Write the records parsed this time and drop the files that vanished (best effort:
+        a busy or read-only cache is left as it is)."""
+        if not fresh and not gone:
+            return
+        try:
+            with self._conn:
+                self._conn.executemany("DELETE FROM files WHERE rel=?", [(r,) for r in gone])
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO files(rel, size, mtime_ns, ctime_ns, ino, record)"
+                    " VALUES (?,?,?,?,?,?)",
+                    [(rel, *key, blob) for rel, key, blob in fresh],
+                )
+        except apsw.Error:
+            pass
+
+    def close(self) -> None:
+        with contextlib.suppress(apsw.Error):
+            self._conn.close()

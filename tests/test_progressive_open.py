@@ -1,0 +1,110 @@
+"""Progressive open (engine side): the engine answers keyword/fuzzy/topic recalls while the
+vectors are still being made, the vector stage says `embedding N / M` until they exist, the
+statuses go reading -> indexing -> embedding -> ready, and the vectors then take part.
+
+The embedder is the bench's deterministic stand-in (a real embedder of this project), held at
+a gate so the intermediate state can be observed without racing it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+
+import pytest
+
+from recall_tui.diagnostics.bench import StandinEmbedder
+from recall_tui.engine.opening import PHASES, open_progressive
+from recall_tui.index.store import Index
+from recall_tui.vault.reader import read_vault
+from tests.conftest import PINNED_NOW, SAMPLE_VAULT
+
+
+class GatedStandin(StandinEmbedder):
+    """The stand-in embedder, waiting for `gate` before embedding memories (not queries)."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.calls = 0
+
+    def embed(self, texts):
+        if len(texts) > 1 or self.calls == 0:
+            assert self.gate.wait(120), "the test never opened the gate"
+        self.calls += 1
+        return super().embed(texts)
+
+
+@pytest.fixture()
+def vault_dir(tmp_path):
+    dst = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
+    return dst
+
+
+def _stage(trace, name):
+    return next(s for s in trace.stages if s.name == name)
+
+
+def test_usable_before_the_vectors_then_ready(vault_dir):
+    emb = GatedStandin()
+    seen = []
+    opening = open_progressive(vault_dir, embedder=emb, on_status=seen.append)
+    engine = opening.wait_usable(timeout=120)
+    assert engine is not None, opening.status
+    assert opening.status.usable and opening.status.phase == "embedding"
+    assert re.fullmatch(r"embedding \d[\d,]* / [\d,]+", opening.status.message)
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW)
+    vec = _stage(trace, "vector")
+    assert vec.skipped and re.fullmatch(r"embedding \d[\d,]* / [\d,]+", vec.reason), vec.reason
+    assert int(vec.reason.rsplit(" ", 1)[1].replace(",", "")) > 0, vec.reason
+    assert trace.hits, "keyword and fuzzy answer while the vectors are pending"
+    assert not _stage(trace, "keyword").skipped
+
+    emb.gate.set()
+    assert opening.wait_ready(timeout=300), "the open did not finish"
+    assert opening.status.phase == "ready", opening.status
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW)
+    vec = _stage(trace, "vector")
+    assert not vec.skipped, vec.reason
+    info = dict(vec.info)  # stand-in vectors are random: most fall under the threshold
+    assert len(vec.candidates) + int(info["under_threshold"]) > 0
+    assert engine.index.embedding_progress() is None
+    assert engine.index.report.vectors == len(engine.vault.memories)
+    # Phases in order, each known, progress never past its total.
+    phases = [s.phase for s in seen]
+    assert all(p in PHASES for p in phases)
+    order = [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p]
+    assert order == ["reading", "indexing", "embedding", "ready"]
+    assert all(s.done <= s.total for s in seen if s.total)
+    assert opening.first_usable_ms is not None and opening.ready_ms >= opening.first_usable_ms
+    engine.index.close()
+
+
+def test_reopen_uses_the_stored_vectors(vault_dir):
+    emb = StandinEmbedder()
+    first = open_progressive(vault_dir, embedder=emb)
+    assert first.wait_ready(300) and first.status.phase == "ready"
+    first.engine.index.close()
+    again = open_progressive(vault_dir, embedder=emb)
+    assert again.wait_ready(300) and again.status.phase == "ready"
+    rep = again.engine.index.report
+    assert rep.embedded == 0 and rep.vectors == len(again.engine.vault.memories)
+    again.engine.index.close()
+
+
+def test_a_failure_is_reported(tmp_path):
+    opening = open_progressive(tmp_path / "missing", embedder=StandinEmbedder())
+    assert opening.wait_ready(60)
+    assert opening.status.phase == "failed" and "FileNotFoundError" in opening.status.error
+    assert opening.wait_usable(1) is None
+
+
+def test_deferred_index_open_and_fill(vault_dir):
+    vault = read_vault(vault_dir)
+    idx = Index.open(vault, StandinEmbedder(), defer_vectors=True)
+    assert idx.report.vectors == 0 and idx.embedding_progress() == (0, len(vault.memories))
+    assert idx.fts("postgres", 5)
+    rep = idx.fill_vectors()
+    assert idx.embedding_progress() is None
+    assert rep.vectors == len(vault.memories) and rep.added == len(vault.memories)
+    idx.close()

@@ -1,0 +1,144 @@
+"""The reading cache (`read_vault(root, cache=True)`): an unchanged file is not parsed again,
+a changed file is (even an edit that keeps the size), a deleted file vanishes, reading writes
+nothing in the vault but `.recall/`, and a record is not trusted across reader versions.
+Real files, the real reader; the parse counter is the reader's own function, wrapped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import recall_tui.vault.reader as reader
+from recall_tui.vault import readcache
+from recall_tui.vault.reader import read_vault
+from tests.conftest import SAMPLE_VAULT
+
+
+@pytest.fixture()
+def vault_dir(tmp_path) -> Path:
+    dst = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
+    return dst
+
+
+@pytest.fixture()
+def parses(monkeypatch) -> list[str]:
+    """The relative paths the reader parsed (not taken from the cache)."""
+    seen: list[str] = []
+    real = reader._read_memory
+
+    def counting(f, problems):
+        seen.append(f.rel)
+        return real(f, problems)
+
+    monkeypatch.setattr(reader, "_read_memory", counting)
+    return seen
+
+
+def _snapshot(v):
+    return (
+        {mid: (m, m.frontmatter, m.key_lines, m.extra) for mid, m in v.memories.items()},
+        v.problems,
+        v.chains,
+        v.digests,
+        v.turns,
+    )
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and ".recall" not in p.parts
+    }
+
+
+def test_cached_read_equals_a_fresh_read(vault_dir, parses):
+    plain = read_vault(vault_dir)
+    n = len(parses)
+    assert n > 100
+    before = _files(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    assert len(parses) == 2 * n  # nothing cached yet
+    again = read_vault(vault_dir, cache=True)
+    assert len(parses) == 2 * n  # nothing parsed again
+    assert _snapshot(first) == _snapshot(plain) == _snapshot(again)
+    # Only `.recall/` was written.
+    assert _files(vault_dir) == before
+    assert (vault_dir / ".recall" / readcache.CACHE_NAME).is_file()
+
+
+def test_plain_read_writes_nothing(vault_dir):
+    read_vault(vault_dir)
+    assert not (vault_dir / ".recall").exists()
+
+
+def test_changed_same_size_and_deleted_files(vault_dir, parses):
+    read_vault(vault_dir, cache=True)
+    v0 = read_vault(vault_dir, cache=True)
+    parses.clear()
+    # An edit that keeps the size and even restores the old mtime: ctime still moves.
+    m = next(m for m in v0.memories.values() if "Postgres" in m.title or "postgres" in m.body)
+    path = vault_dir / m.path
+    data = path.read_bytes()
+    st = path.stat()
+    i = data.rindex(b"e")
+    path.write_bytes(data[:i] + b"E" + data[i + 1:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    # A deleted file.
+    gone = next(x for x in v0.memories.values() if x.id != m.id)
+    (vault_dir / gone.path).unlink()
+    v1 = read_vault(vault_dir, cache=True)
+    assert parses == [m.path]
+    assert v1.memories[m.id].body != m.body
+    assert v1.memories[m.id].content_hash != m.content_hash
+    assert gone.id not in v1.memories
+    assert _snapshot(v1) == _snapshot(read_vault(vault_dir))
+    # The deleted file's record is gone from the cache too.
+    rc = readcache.ReadCache.open(str(vault_dir))
+    assert gone.path not in rc.load() and m.path in rc.load()
+    rc.close()
+
+
+def test_problems_come_back_from_the_cache(vault_dir, parses):
+    bad = vault_dir / "projects" / "broken.md"
+    bad.write_text("---\nid: broken\ntitle: [unclosed\nconfidence: 7\n---\nbody\n", encoding="utf-8")
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    mine = [p for p in first.problems if p.path == "projects/broken.md"]
+    assert mine and mine == [p for p in again.problems if p.path == "projects/broken.md"]
+
+
+def test_records_are_not_trusted_across_reader_versions(vault_dir, parses, monkeypatch):
+    read_vault(vault_dir, cache=True)
+    n = len(parses)
+    monkeypatch.setattr(readcache, "READER_VERSION", readcache.READER_VERSION + 1)
+    read_vault(vault_dir, cache=True)
+    assert len(parses) == 2 * n
+    read_vault(vault_dir, cache=True)
+    assert len(parses) == 2 * n
+
+
+def test_damaged_cache_file_is_replaced(vault_dir, parses):
+    (vault_dir / ".recall").mkdir()
+    (vault_dir / ".recall" / readcache.CACHE_NAME).write_bytes(b"not a database" * 100)
+    v = read_vault(vault_dir, cache=True)
+    assert v.memories
+    n = len(parses)
+    read_vault(vault_dir, cache=True)
+    assert len(parses) == n
+
+
+def test_records_written_in_batches(vault_dir, parses, monkeypatch):
+    monkeypatch.setattr(reader, "CACHE_WRITE_EVERY", 7)
+    first = read_vault(vault_dir, cache=True)
+    n = len(parses)
+    again = read_vault(vault_dir, cache=True)
+    assert len(parses) == n  # every record reached the cache
+    assert _snapshot(first) == _snapshot(again)
