@@ -1,10 +1,12 @@
 """The live recall debugger: a Textual app over the headless engine.
 
 The app owns the state (vault, engine, the latest trace, pins, session timings) and the two
-workers: one opens the engine, one runs a recall. Each keystroke in the query re-runs the
-pipeline after a short debounce in an exclusive thread worker that passes its cancel flag to
-`Engine.recall`; results come back as `RecallDone` messages stamped with a sequence number and
-an answer older than the latest request is dropped, so the input never waits for the engine.
+workers: one opens the engine, one runs a recall. Each keystroke in the query runs the
+pipeline at once in a thread worker; while one recall runs, only the newest request waits
+(the running one is cancelled at its next stage boundary, and when its thread ends the waiting
+request starts at once), so at most one recall thread runs and typing is never delayed on an
+idle machine. Results come back as `RecallDone` messages stamped with a sequence number and an
+answer older than the latest request is dropped, so the input never waits for the engine.
 `MainScreen` lays the widgets out and routes their messages; widgets draw what they are handed.
 """
 
@@ -21,14 +23,19 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
-from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
+from recall_tui.tui.messages import (
+    EngineFailed,
+    EngineReady,
+    RecallDone,
+    RecallFailed,
+    RecallFinished,
+)
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
 from recall_tui.tui.safe import lit, one_line
@@ -110,7 +117,12 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         self.stale_dropped = 0
         self.round_trip_ms = 0.0
         """Wall time of the last applied recall as the worker measured it (engine + thread)."""
-        self._debounce: Timer | None = None
+        self._running_seq: int | None = None
+        """The seq of the recall whose thread is running (None when no thread runs)."""
+        self._queued = False
+        """A newer request waits for the running recall's thread to end."""
+        self.recall_runs = 0
+        """Recall threads started (tests check that a burst of keys costs few of them)."""
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
 
@@ -123,6 +135,8 @@ class RecallApp(TuningActions, SessionTools, App[None]):
             if bad:
                 self.notify(f"keymap: unknown binding id(s): {', '.join(bad)}",
                             severity="warning", markup=False, timeout=8)
+        for notice in self.settings.notices:
+            self.notify(notice, severity="information", markup=False, timeout=8)
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         else:
@@ -179,26 +193,43 @@ class RecallApp(TuningActions, SessionTools, App[None]):
     # --- recall --------------------------------------------------------------------------------
 
     def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
-        """A new request from the bars: debounce keystrokes, run other changes at once."""
+        """A new request from the bars (typed or not): run it now, or, while a recall runs,
+        keep it as the one to run next (see `launch_recall`)."""
         self.request = request
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        if typed and self.settings.debounce_ms > 0:  # 0: every keystroke runs at once
-            self._debounce = self.set_timer(self.settings.debounce_ms / 1000, self.launch_recall)
-        else:
-            self.launch_recall()
+        self.launch_recall()
 
     def launch_recall(self) -> None:
-        """Start a recall of the current request (replacing any that is running)."""
-        self._debounce = None
+        """Recall the current request: at once when no recall thread runs; otherwise cancel
+        the running one (it stops at its next stage boundary; its answer would be stale) and
+        leave this request waiting: `on_recall_finished` starts it as soon as that thread
+        ends. Only the newest request waits, so a burst of keys costs at most two recalls
+        and never runs two threads side by side."""
         if self.engine is None:
             return
         self.seq += 1
         if not self.request.query.strip():
+            self._queued = False
             self._apply(None)
             return
+        if self._running_seq is not None:
+            self._queued = True
+            return
+        self._start_recall()
+
+    def _start_recall(self) -> None:
+        self._queued = False
+        self._running_seq = self.seq
+        self.recall_runs += 1
         self.run_recall(self.seq, self.request, self.pinned)
+
+    def on_recall_finished(self, message: RecallFinished) -> None:
+        """The recall thread ended (answered, failed or cancelled): run the waiting request."""
+        if message.seq != self._running_seq:
+            return
+        self._running_seq = None
+        if self._queued and self.applied_seq != self.seq and self.engine is not None:
+            self._start_recall()
+        self._queued = False
 
     def _engine_for(self, preset: str) -> Any:
         """The engine running `preset`: one per preset, sharing the vault and its index."""
@@ -223,25 +254,32 @@ class RecallApp(TuningActions, SessionTools, App[None]):
             include_inbox=True if request.include_inbox else None,
             include_superseded=True if request.include_superseded else None)
 
-    @work(thread=True, exclusive=True, group="recall")
+    @work(thread=True, exclusive=False, group="recall")
     def run_recall(self, seq: int, request: RecallRequest, why: tuple[str, ...]) -> None:
-        """Run one recall in a thread; a newer request cancels it between stages."""
+        """Run one recall in a thread; a newer request (`self.seq` moved on) cancels it
+        between stages. Always ends by posting `RecallFinished`, which starts the next one."""
         from recall_tui.engine import Cancelled
 
         worker = get_current_worker()
         t0 = time.perf_counter()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or self.seq != seq
+
         try:
             trace = self._engine_for(request.preset).recall(
                 request.query, k=request.k, now=request.now, as_of=request.as_of,
                 why=list(why), verbosity=request.verbosity, filters=self._recall_filters(request),
-                cancel=lambda: worker.is_cancelled)
+                cancel=cancelled)
         except Cancelled:
-            return
+            pass
         except Exception as exc:  # the engine promises not to raise; if it does, show it
             self.post_message(RecallFailed(seq, f"{type(exc).__name__}: {exc}"))
-            return
-        if not worker.is_cancelled:
-            self.post_message(RecallDone(seq, trace, (time.perf_counter() - t0) * 1000))
+        else:
+            if not cancelled():
+                self.post_message(RecallDone(seq, trace, (time.perf_counter() - t0) * 1000))
+        finally:
+            self.post_message(RecallFinished(seq))
 
     def on_recall_done(self, message: RecallDone) -> None:
         if message.seq != self.seq:
@@ -270,9 +308,9 @@ class RecallApp(TuningActions, SessionTools, App[None]):
 
     @property
     def recall_pending(self) -> bool:
-        """True while a recall is waiting for its debounce or running (tests and screenshots
-        wait for this to turn False before they look at the screen)."""
-        return self.engine is None or self._debounce is not None or self.applied_seq != self.seq
+        """True while a recall is waiting or running (tests and screenshots wait for this to
+        turn False before they look at the screen)."""
+        return self.engine is None or self.applied_seq != self.seq
 
     # --- state -> views ------------------------------------------------------------------------
 

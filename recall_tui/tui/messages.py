@@ -47,3 +47,11 @@ class RecallFailed(Message):
 
     seq: int
     error: str
+
+
+@dataclass
+class RecallFinished(Message):
+    """A recall thread ended, whatever its outcome (posted after its `RecallDone` or
+    `RecallFailed`, if any): the app may start the request that waited for it."""
+
+    seq: int
