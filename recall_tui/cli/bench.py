@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import positive_int
+from recall_tui.cli._common import is_folder_or_say, positive_int
 
 HELP = "benchmark the pipeline, the index and the UI"
 
@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.diagnostics.bench import format_table, run_bench
 
     vault = Path(args.vault) if args.vault else None
-    if vault is not None and not vault.is_dir():
-        print(f"recall-tui bench: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if vault is not None and not is_folder_or_say("recall-tui bench", vault):
         return 2
     queries = Path(args.queries) if args.queries else None
     if queries is not None and not queries.is_file():

@@ -19,8 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recall_tui.cli._common import read_vault_or_say
 from recall_tui.vault.model import MEMORY_TYPES, STATUSES, Role, Vault
-from recall_tui.vault.reader import DIGEST_PERIODS, read_vault
+from recall_tui.vault.reader import DIGEST_PERIODS
 
 HELP = "read a vault, print a summary and every problem; exit 1 on problems"
 
@@ -127,13 +128,8 @@ def _print_human(s: dict[str, Any], console: Console) -> None:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    try:
-        vault = read_vault(args.vault)
-    except FileNotFoundError:
-        print(f"recall-tui check: no vault at {args.vault} (no such folder)", file=sys.stderr)
-        return 2
-    except NotADirectoryError:
-        print(f"recall-tui check: {args.vault} is a file, not a vault folder", file=sys.stderr)
+    vault = read_vault_or_say("check", args.vault)
+    if vault is None:
         return 2
     summary = summarise(vault, (time.perf_counter() - start) * 1000)
     if args.json:

@@ -20,9 +20,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from recall_tui.cli._common import read_vault_or_say
 from recall_tui.index.embed import EmbedderUnavailable, make_embedder
 from recall_tui.index.store import Index, remove_index_files, resolve_index_path
-from recall_tui.vault.reader import read_vault
 
 HELP = "build or update the vault's index (.recall/index.sqlite)"
 #: Texts to embed before a progress bar is worth showing.
@@ -88,13 +88,8 @@ class _Bar:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     err = Console(stderr=True)
-    try:
-        vault = read_vault(args.vault)
-    except FileNotFoundError:
-        print(f"recall-tui index: no vault at {args.vault} (no such folder)", file=sys.stderr)
-        return 2
-    except NotADirectoryError:
-        print(f"recall-tui index: {args.vault} is a file, not a vault folder", file=sys.stderr)
+    vault = read_vault_or_say("index", args.vault)
+    if vault is None:
         return 2
     try:
         embedder, why = make_embedder(args.embedder, model=args.model, host=args.host)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import iso_time, positive_int
+from recall_tui.cli._common import is_folder_or_say, iso_time, positive_int
 
 HELP = "write a bug report (Markdown + JSON) for one query"
 
@@ -54,8 +54,7 @@ def copy_to_clipboard(text: str) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     vault = Path(args.vault)
-    if not vault.is_dir():
-        print(f"recall-tui report: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if not is_folder_or_say("recall-tui report", vault):
         return 2
     from recall_tui.engine.config import find_preset
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import iso_time
+from recall_tui.cli._common import is_folder_or_say, iso_time
 
 HELP = "open the live recall debugger on a vault (the default command)"
 
@@ -23,8 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.tui.settings import SettingsError, load_settings
 
     vault = Path(args.vault)
-    if not vault.is_dir():
-        print(f"recall-tui: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if not is_folder_or_say("recall-tui", vault):
         return 2
     try:
         settings = load_settings()

@@ -6,6 +6,9 @@ right after the keyword and fuzzy channels, before the vector and signature chan
 skip; its record keeps its informational place after `fuse`. A `cancel` callable is checked
 before every stage: when it returns True, `recall` raises `Cancelled` (the UI's worker drops
 the result). Headless.
+
+Long module: `Engine` is one class (the stage order in `recall`, the vault-derived memos the
+stages share, trace assembly); split, the run order would no longer read top to bottom.
 """
 
 from __future__ import annotations
