@@ -1,0 +1,131 @@
+"""Keystroke to paint: no debounce, only the newest request waits, and what is repainted.
+
+The engine is the real one over a copy of the sample vault. To type "while a recall runs"
+without depending on the machine's speed, `GatedEngine` holds each recall's thread at a gate
+(a `threading.Event`) before the real `Engine.recall` runs; the test opens the gate when it
+has typed what it wants. Everything waits for conditions (tests/waiting.py), never a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from recall_tui.engine import open_engine
+from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.messages import RecallDone
+from recall_tui.tui.settings import load_settings
+from tests.conftest import PINNED_NOW
+from tests.waiting import wait_until
+
+SIZE = (120, 36)
+
+
+@pytest.fixture(scope="module")
+def engine(session_vault_copy):
+    return open_engine(session_vault_copy, preset="default", embedder="local")
+
+
+class GatedEngine:
+    """The real engine; each `recall` first waits for `gate` and counts itself in `started`."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.gate = threading.Event()
+        self.started: list[str] = []
+        self.threads_inside = 0
+        self.most_inside = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def recall(self, query: str, **kw: Any) -> Any:
+        with self._lock:
+            self.started.append(query)
+            self.threads_inside += 1
+            self.most_inside = max(self.most_inside, self.threads_inside)
+        try:
+            assert self.gate.wait(120), "the test never opened the gate"
+            return self._engine.recall(query, **kw)
+        finally:
+            with self._lock:
+                self.threads_inside -= 1
+
+
+def new_app(engine: Any, **kw: Any) -> RecallApp:
+    engine.clear_cache()
+    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
+
+
+async def test_a_key_runs_its_recall_at_once_without_a_timer(engine):
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        runs = app.recall_runs
+        await pilot.press("k")
+        # pilot.press returns once the key's messages are handled: the recall thread has
+        # already been started (a debounce would still be waiting on its timer here)
+        assert app.recall_runs == runs + 1
+        assert app._running_seq == app.seq or app.applied_seq == app.seq
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == "k", "the recall of 'k' to be applied")
+
+
+async def test_keys_typed_while_a_recall_runs_cost_one_more_recall_of_the_final_text(engine):
+    gated = GatedEngine(engine)
+    app = new_app(gated)
+    done: list[RecallDone] = []
+    hook = lambda m: done.append(m) if isinstance(m, RecallDone) else None  # noqa: E731
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        await pilot.press("p")
+        await wait_until(pilot, lambda: gated.started == ["p"],
+                         "the first recall to reach the engine")
+        # five more keys while that recall is held: none starts a thread of its own
+        await pilot.press(*"ostgr")
+        await wait_until(pilot, lambda: app.request.query == "postgr", "the keys to land")
+        assert gated.started == ["p"] and app.recall_runs == 1
+        assert app.recall_pending
+        gated.gate.set()
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None,
+                         "the waiting request to be recalled and applied")
+        await wait_until(pilot, lambda: app._running_seq is None, "the last thread to end")
+        # exactly two recalls: the one that was running (cancelled, its answer never shown)
+        # and the final text's; never two threads at once; one answer applied
+        assert gated.started == ["p", "postgr"]
+        assert app.recall_runs == 2 and gated.most_inside == 1
+        assert app.trace.query == "postgr"
+        assert [m.trace.query for m in done] == ["postgr"]
+        assert app.main().query_one("#results").row_count == len(app.trace.hits)
+
+
+async def test_clearing_the_query_while_a_recall_runs_starts_nothing_more(engine):
+    gated = GatedEngine(engine)
+    app = new_app(gated)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: gated.started == ["x"], "the recall of 'x' to start")
+        await pilot.press("y", "backspace", "backspace")
+        await wait_until(pilot, lambda: app.request.query == "", "the query to be empty")
+        gated.gate.set()
+        await wait_until(pilot, lambda: app._running_seq is None, "the held thread to end")
+        assert gated.started == ["x"] and app.trace is None and not app.recall_pending
+
+
+def test_the_deprecated_debounce_key_still_loads_and_says_it_is_ignored(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[ui]\ndebounce_ms = 120\n", encoding="utf-8")
+    s = load_settings(cfg, environ={})
+    assert s.debounce_ms == 120
+    assert len(s.notices) == 1 and "debounce_ms" in s.notices[0] and str(cfg) in s.notices[0]
+    assert load_settings(tmp_path / "none.toml", environ={}).notices == ()
