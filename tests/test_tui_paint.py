@@ -129,3 +129,62 @@ def test_the_deprecated_debounce_key_still_loads_and_says_it_is_ignored(tmp_path
     assert s.debounce_ms == 120
     assert len(s.notices) == 1 and "debounce_ms" in s.notices[0] and str(cfg) in s.notices[0]
     assert load_settings(tmp_path / "none.toml", environ={}).notices == ()
+
+
+class GatedEmbedder:
+    """The real local embedder; its first batch of documents (the index's embedding) waits
+    for `gate`, so the test sees the app between 'text indexed' and 'vectors made'."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.gate = threading.Event()
+        self.held = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed(self, texts: Any) -> Any:
+        if len(texts) > 1 and not self.gate.is_set():
+            self.held.set()
+            assert self.gate.wait(300), "the test never opened the gate"
+        return self._inner.embed(texts)
+
+
+async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(bare_vault_copy):
+    from recall_tui.index.embed import make_embedder
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    gated = GatedEmbedder(make_embedder("local")[0])
+    app = make_app(bare_vault_copy, now=PINNED_NOW, embedder=gated)
+    query = "postgres upgrade"
+    async with app.run_test(size=SIZE) as pilot:
+        # the engine is handed over while the index is still embedding (the gate holds it)
+        await wait_until(pilot, lambda: app.engine is not None and app.vectors_pending,
+                         "the engine to answer before the vectors exist", timeout=120)
+        assert gated.held.is_set() and not gated.gate.is_set()
+        results = app.main().query_one(ResultsTable)
+        assert "embedding 0 / " in str(results.border_subtitle)
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor(query)
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == query, "the text-only recall")
+        vector = app.trace.stage("vector")
+        assert vector.skipped and vector.reason.startswith("embedding 0 / ")
+        total = int(vector.reason.split("/")[1].replace(",", ""))
+        assert total >= len(app.vault.memories)
+        assert app.trace.stage("keyword").candidates and app.trace.hits
+        wf = app.main().query_one(Waterfall)
+        assert str(wf.get_cell("vector", "note")) == vector.reason
+        text_only = app.trace
+        # the vectors arrive: the query runs again by itself, now with the vector channel
+        gated.gate.set()
+        await wait_until(pilot, lambda: not app.vectors_pending and not app.recall_pending
+                         and app.trace is not text_only and app.trace.query == query,
+                         "the results to update when the vectors arrive", timeout=300)
+        vector = app.trace.stage("vector")
+        assert not vector.skipped and vector.candidates
+        assert "vector" in {c for h in app.trace.hits for c in h.channels}
+        assert results.border_subtitle is None
+        assert app.open_progress is None

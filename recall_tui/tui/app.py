@@ -12,32 +12,25 @@ answer older than the latest request is dropped, so the input never waits for th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
-from textual.worker import get_current_worker
 
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
-from recall_tui.tui.messages import (
-    EngineFailed,
-    EngineReady,
-    RecallDone,
-    RecallFailed,
-    RecallFinished,
-)
+from recall_tui.tui.messages import EngineFailed
+from recall_tui.tui.opening import VaultOpening, progress_bar
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
+from recall_tui.tui.recalling import RecallRunner
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
 from recall_tui.tui.screens.main import MainScreen
@@ -46,14 +39,14 @@ from recall_tui.tui.settings import Settings
 from recall_tui.tui.state import UIState
 from recall_tui.tui.tuning_actions import TuningActions
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
-from recall_tui.tui.widgets.query_bar import ANY_TYPE, QueryBar, RecallRequest
+from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(TuningActions, SessionTools, App[None]):
+class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -89,7 +82,7 @@ class RecallApp(TuningActions, SessionTools, App[None]):
 
     def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
                  preset: str | None = None, now: datetime | None = None,
-                 embedder: str | None = None, query: str = "", stable_timings: bool = False,
+                 embedder: Any = None, query: str = "", stable_timings: bool = False,
                  presets: list[str] | None = None, engine: Any = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -125,6 +118,10 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         """Recall threads started (tests check that a burst of keys costs few of them)."""
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
+        self.vectors_pending = False
+        """The engine answers but the index is still making its vectors (progressive open)."""
+        self.open_progress: tuple[int, int] | None = None
+        """(done, total) of the embedding while the vectors are made, else None."""
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -147,43 +144,6 @@ class RecallApp(TuningActions, SessionTools, App[None]):
     def get_default_screen(self) -> Screen:
         return MainScreen(self.request, self.presets, self.stable_timings)
 
-    @work(thread=True, exclusive=True, group="engine")
-    def open_vault(self) -> None:
-        """Read the vault and open the engine (it may build or update the index)."""
-        from recall_tui.engine import open_engine
-
-        t0 = time.perf_counter()
-        if self._given_engine is not None:
-            engine = self._given_engine
-            self.post_message(EngineReady(engine, engine.vault, 0.0))
-            return
-
-        def progress(done: int, total: int, what: str) -> None:
-            self.call_from_thread(self._progress, f"indexing: {what} {done}/{total}")
-
-        try:
-            engine = open_engine(self.vault_path, preset=self.request.preset,
-                                 embedder=self.embedder_kind, progress=progress)
-        except Exception as exc:  # shown to the user, with the cause
-            self.post_message(EngineFailed(f"{self.vault_path}: {exc}"))
-            return
-        self.post_message(EngineReady(engine, engine.vault, (time.perf_counter() - t0) * 1000))
-
-    def _progress(self, text: str) -> None:
-        self.status_text = text
-        self._set_status()
-
-    def on_engine_ready(self, message: EngineReady) -> None:
-        self.engine, self.vault = message.engine, message.vault
-        self._engines = {message.engine.preset: message.engine}
-        self.status_text = "vault opened"
-        if message.elapsed_ms and not self.stable_timings:
-            self.status_text += f" in {message.elapsed_ms:.0f} ms"
-        self.refresh_views()
-        self.launch_recall()
-        self.warm_up()
-        self.start_watching()
-
     def on_engine_failed(self, message: EngineFailed) -> None:
         self.status_text = "cannot open the vault"
         self._set_status()
@@ -191,113 +151,6 @@ class RecallApp(TuningActions, SessionTools, App[None]):
                     markup=False, timeout=30)
 
     # --- recall --------------------------------------------------------------------------------
-
-    def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
-        """A new request from the bars (typed or not): run it now, or, while a recall runs,
-        keep it as the one to run next (see `launch_recall`)."""
-        self.request = request
-        self.launch_recall()
-
-    def launch_recall(self) -> None:
-        """Recall the current request: at once when no recall thread runs; otherwise cancel
-        the running one (it stops at its next stage boundary; its answer would be stale) and
-        leave this request waiting: `on_recall_finished` starts it as soon as that thread
-        ends. Only the newest request waits, so a burst of keys costs at most two recalls
-        and never runs two threads side by side."""
-        if self.engine is None:
-            return
-        self.seq += 1
-        if not self.request.query.strip():
-            self._queued = False
-            self._apply(None)
-            return
-        if self._running_seq is not None:
-            self._queued = True
-            return
-        self._start_recall()
-
-    def _start_recall(self) -> None:
-        self._queued = False
-        self._running_seq = self.seq
-        self.recall_runs += 1
-        self.run_recall(self.seq, self.request, self.pinned)
-
-    def on_recall_finished(self, message: RecallFinished) -> None:
-        """The recall thread ended (answered, failed or cancelled): run the waiting request."""
-        if message.seq != self._running_seq:
-            return
-        self._running_seq = None
-        if self._queued and self.applied_seq != self.seq and self.engine is not None:
-            self._start_recall()
-        self._queued = False
-
-    def _engine_for(self, preset: str) -> Any:
-        """The engine running `preset`: one per preset, sharing the vault and its index."""
-        engine = self._engines.get(preset)
-        if engine is None:
-            from recall_tui.engine import Engine
-            from recall_tui.engine.config import load_preset
-
-            base = self.engine
-            engine = Engine(base.vault, base.index, load_preset(preset, self.vault_path),
-                            preset=preset)
-            self._engines[preset] = engine
-        return engine
-
-    @staticmethod
-    def _recall_filters(request: RecallRequest) -> Any:
-        """The per-call filters the settings bar asks for (None = as the preset says)."""
-        from recall_tui.engine import Filters
-
-        return Filters(
-            types=() if request.type_filter == ANY_TYPE else (request.type_filter,),
-            include_inbox=True if request.include_inbox else None,
-            include_superseded=True if request.include_superseded else None)
-
-    @work(thread=True, exclusive=False, group="recall")
-    def run_recall(self, seq: int, request: RecallRequest, why: tuple[str, ...]) -> None:
-        """Run one recall in a thread; a newer request (`self.seq` moved on) cancels it
-        between stages. Always ends by posting `RecallFinished`, which starts the next one."""
-        from recall_tui.engine import Cancelled
-
-        worker = get_current_worker()
-        t0 = time.perf_counter()
-
-        def cancelled() -> bool:
-            return worker.is_cancelled or self.seq != seq
-
-        try:
-            trace = self._engine_for(request.preset).recall(
-                request.query, k=request.k, now=request.now, as_of=request.as_of,
-                why=list(why), verbosity=request.verbosity, filters=self._recall_filters(request),
-                cancel=cancelled)
-        except Cancelled:
-            pass
-        except Exception as exc:  # the engine promises not to raise; if it does, show it
-            self.post_message(RecallFailed(seq, f"{type(exc).__name__}: {exc}"))
-        else:
-            if not cancelled():
-                self.post_message(RecallDone(seq, trace, (time.perf_counter() - t0) * 1000))
-        finally:
-            self.post_message(RecallFinished(seq))
-
-    def on_recall_done(self, message: RecallDone) -> None:
-        if message.seq != self.seq:
-            self.stale_dropped += 1
-            return
-        self.round_trip_ms = message.elapsed_ms
-        for s in message.trace.stages:
-            if not s.skipped:
-                self.timings.setdefault(s.name, []).append(s.ms)
-        self.record(message.trace)  # first, so the status line drawn by _apply counts it
-        self._apply(message.trace)
-
-    def on_recall_failed(self, message: RecallFailed) -> None:
-        if message.seq == self.seq:
-            self.applied_seq = message.seq
-            self.status_text = "recall failed"
-            self._set_status()
-            self.notify(message.error, title="recall failed", severity="error", markup=False)
 
     def _apply(self, trace: Trace | None) -> None:
         if trace is not None:
@@ -384,6 +237,11 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         if self.vault is not None:
             t.append(f"  {len(self.vault.memories)} memories  {len(self.vault.problems)} problems")
         t.append(f"  {self.status_text}", style="dim")
+        if self.open_progress is not None and self.open_progress[1]:
+            done, total = self.open_progress
+            t.append("  ▕", style="dim")
+            t.append(progress_bar(done, total), style="cyan")
+            t.append(f"▏ {done:,} / {total:,}", style="dim")
         if self.trace is not None:
             tr = self.trace
             t.append(f"  preset {tr.preset}  k {tr.k}  {len(tr.hits)} hits")
@@ -536,7 +394,7 @@ def _runner(target: Any, action: str) -> Callable[[], object]:
 
 
 def make_app(vault_path: str | Path, *, settings: Settings | None = None,
-             preset: str | None = None, now: datetime | None = None, embedder: str | None = None,
+             preset: str | None = None, now: datetime | None = None, embedder: Any = None,
              query: str = "", stable_timings: bool = False, engine: Any = None) -> RecallApp:
     """Build the app with the presets the vault can see. Tests and screenshots use this too;
     they pass an already open `engine` (the real one) so one index serves many app runs."""
