@@ -118,6 +118,7 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
         """Recall threads started (tests check that a burst of keys costs few of them)."""
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
+        self._status_drawn: tuple[Any, ...] | None = None
         self.vectors_pending = False
         """The engine answers but the index is still making its vectors (progressive open)."""
         self.open_progress: tuple[int, int] | None = None
@@ -257,7 +258,11 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
         if self.stale_dropped and not self.stable_timings:
             t.append(f"  stale dropped {self.stale_dropped}", style="dim")
-        main.query_one("#status", Static).update(self.record_status(t))
+        shown = self.record_status(t)
+        drawn = (id(main), shown.plain, tuple(shown.spans))
+        if drawn != self._status_drawn:  # the line is one row high: no layout pass needed
+            self._status_drawn = drawn
+            main.query_one("#status", Static).update(shown, layout=False)
 
     # --- actions -------------------------------------------------------------------------------
 

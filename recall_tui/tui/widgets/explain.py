@@ -20,6 +20,10 @@ def _kv(key: str, value: object, style: str = "") -> Text:
     return out
 
 
+#: What an ExplanationTree shows before its first `show` (differs from any hit and None).
+_NOTHING = object()
+
+
 def _num(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -31,9 +35,14 @@ class ExplanationTree(VimTree):
         super().__init__(Text("explanation"), id=id)
         self.show_root = True
         self.guide_depth = 2
+        self._shown: object = _NOTHING
 
     def show(self, hit: Hit | None) -> None:
-        """Rebuild the tree for `hit` (or an empty tree)."""
+        """Rebuild the tree for `hit` (or an empty tree); nothing to do (no repaint, folds
+        kept) when it shows an equal hit already."""
+        if hit == self._shown:
+            return
+        self._shown = hit
         self.clear()
         if hit is None:
             self.root.set_label(Text("select a hit to see why it ranked", style="dim"))
@@ -102,13 +111,19 @@ class ExplanationTree(VimTree):
 class StageDetail(VimTable):
     """One stage's candidates (id, title, raw score, rank, note) and what it dropped."""
 
+    _shown: object = None
+
     def on_mount(self) -> None:
         for label, key in (("rank", "rank"), ("id", "id"), ("title", "title"),
                            ("raw", "raw"), ("note", "note")):
             self.add_column(label, key=key)
 
     def show(self, stage: StageRecord | None, vault: Vault | None) -> None:
-        """Replace the rows with `stage`'s candidates followed by its dropped list."""
+        """Replace the rows with `stage`'s candidates followed by its dropped list (nothing to
+        do when an equal stage of the same vault is shown already)."""
+        if (stage, id(vault)) == self._shown:
+            return
+        self._shown = (stage, id(vault))
         self.clear()
         if stage is None:
             self.border_title = "stage"

@@ -64,15 +64,18 @@ class ResultsTable(VimTable):
         self.verbosity = verbosity
 
     def show(self, trace: Trace | None, previous: Trace | None, verbosity: str) -> None:
-        """Replace the rows with `trace`'s hits. A cursor the user moved down stays on the same
-        memory if it is still a hit; a cursor on the top row stays on the top row."""
+        """Show `trace`'s hits. The same hits in the same order only have their changed cells
+        redrawn (the cursor stays); otherwise the rows are rebuilt, and a cursor the user
+        moved down stays on the same memory if it is still a hit; a cursor on the top row
+        stays on the top row."""
         current = self.current_id() if self.cursor_row > 0 else None
         if verbosity != self.verbosity:
             self._columns(verbosity)
-        else:
-            self.clear()
         if trace is None:
+            if self.row_count:
+                self.clear()
             return
+        rows = []
         for h in trace.hits:
             cells = [
                 Text(str(h.rank), justify="right"),
@@ -86,8 +89,9 @@ class ResultsTable(VimTable):
             ]
             if verbosity == "full":
                 cells.append(lit(h.summary, "dim", single_line=True))
-            self.add_row(*cells, key=h.id)
-        if current is not None and trace.hit(current) is not None:
+            rows.append((h.id, cells))
+        rebuilt = self.set_rows(rows)
+        if rebuilt and current is not None and trace.hit(current) is not None:
             self.move_cursor(row=self.get_row_index(current), animate=False)
 
     def current_id(self) -> str | None:

@@ -6,8 +6,10 @@ list-like widget, so one keymap entry remaps them everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Tree
@@ -38,6 +40,86 @@ class VimTable(DataTable):
         """DataTable parses `str` cells as markup; here a `str` is always shown literally."""
         safe = [lit(c, single_line=True) if isinstance(c, str) else c for c in cells]
         return super().add_row(*safe, **kwargs)
+
+    #: Rendered cells kept by what they show (see `_render_cell`); cleared when this big.
+    CELL_CACHE_MAX = 4096
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Any, width: int,
+                     cursor: bool = False, hover: bool = False) -> Any:
+        """DataTable renders a cell once per *table update* (its cache key holds an update
+        counter, so changing one cell re-renders every visible one). Here a data cell's
+        rendering is also kept by its content, position, width and style: after `set_rows`
+        changed a few cells, only those are rendered again. Header and label cells, and any
+        surprise in DataTable's internals, go to DataTable's own path."""
+        if row_index < 0 or column_index < 0:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        try:
+            row_key = self._row_locations.get_key(row_index)
+            value = self._data[row_key][self._column_locations.get_key(column_index)]
+            key = (_content_key(value), row_index, column_index, base_style, width, cursor,
+                   hover, self._show_hover_cursor, self._pseudo_class_state,
+                   self.rows[row_key].height, self.cell_padding, self.show_cursor,
+                   self.cursor_foreground_priority, self.cursor_background_priority,
+                   self.fixed_rows, self.fixed_columns)
+            cache = self.__dict__.setdefault("_cells_by_content", {})
+        except (AttributeError, KeyError, TypeError):  # DataTable changed: its own path
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        lines = cache.get(key)
+        if lines is None:
+            if len(cache) >= self.CELL_CACHE_MAX:
+                cache.clear()
+            lines = cache[key] = super()._render_cell(row_index, column_index, base_style,
+                                                      width, cursor, hover)
+        return lines
+
+    def notify_style_update(self) -> None:
+        """A theme or CSS change: every kept cell rendering is stale."""
+        self.__dict__.pop("_cells_by_content", None)
+        super().notify_style_update()
+
+    def set_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        """Show `rows` (key, cells). When the keys are the ones on screen, in the same order,
+        only the cells that differ are replaced: no clear, so the cursor, the scroll position
+        and the column widths stay, no highlight event fires, and nothing is repainted when
+        nothing changed. Otherwise the rows are rebuilt. Returns True when it rebuilt."""
+        keys = [key for key, _ in rows]
+        if self.row_count and keys == [r.key.value for r in self.ordered_rows]:
+            columns = list(self.columns.values())
+            for key, cells in rows:
+                for column, new, old in zip(columns, cells, self.get_row(key), strict=False):
+                    new = lit(new, single_line=True) if isinstance(new, str) else new
+                    if same_cell(new, old):
+                        continue
+                    grow = column.auto_width and _width(new) > column.content_width
+                    self.update_cell(key, column.key, new, update_width=grow)
+            return False
+        self.clear()
+        for key, cells in rows:
+            self.add_row(*cells, key=key)
+        return True
+
+
+def same_cell(a: Any, b: Any) -> bool:
+    """Two cells draw the same: text, spans, base style and justification (rich's own
+    `Text.__eq__` ignores the base style and justification)."""
+    if isinstance(a, Text) and isinstance(b, Text):
+        return (a.plain == b.plain and a.spans == b.spans and str(a.style) == str(b.style)
+                and a.justify == b.justify)
+    return type(a) is type(b) and a == b
+
+
+def _content_key(cell: Any) -> Any:
+    """What a cell draws, as a hashable key (a Text by its text, spans, style, layout)."""
+    if isinstance(cell, Text):
+        return (cell.plain, tuple(cell.spans), str(cell.style), cell.justify, cell.overflow,
+                cell.no_wrap, cell.end)
+    return (type(cell).__name__, str(cell))
+
+
+def _width(cell: Any) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
 class VimTree(Tree):

@@ -59,17 +59,20 @@ class Waterfall(VimTable):
         self.border_title = "stages"
 
     def show(self, trace: Trace | None) -> None:
-        """Replace the rows with `trace`'s stages, keeping the cursor on the same stage."""
+        """Show `trace`'s stages: the same stages only have their changed cells redrawn;
+        otherwise the rows are rebuilt, keeping the cursor on the same row."""
         self.trace = trace
         row = self.cursor_row
-        self.clear()
         if trace is None:
+            if self.row_count:
+                self.clear()
             return
         stages = ordered_stages(trace)
         if self.stable_timings:
             top = max((len(s.candidates) for s in stages), default=0)
         else:
             top = max((s.ms for s in stages), default=0.0)
+        rows = []
         for s in stages:
             value = len(s.candidates) if self.stable_timings else s.ms
             hit = s.name == "cache" and trace.cache_hit
@@ -82,15 +85,14 @@ class Waterfall(VimTable):
                 ms = Text("—" if self.stable_timings else f"{s.ms:.1f}", justify="right")
                 note = lit("cache hit" if hit else s.reason, "bold green" if hit else "dim",
                            single_line=True)
-            self.add_row(
+            rows.append((s.name, [
                 Text(s.name, style=style),
                 Text(bar(value, top), style="dim" if s.skipped else "cyan"),
                 ms,
                 Text(str(len(s.candidates)), style=style or "", justify="right"),
                 note,
-                key=s.name,
-            )
-        if self.row_count:
+            ]))
+        if self.set_rows(rows) and self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
 
     def on_data_table_row_highlighted(self, event: VimTable.RowHighlighted) -> None:

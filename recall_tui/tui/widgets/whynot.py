@@ -35,12 +35,14 @@ class PinnedTable(VimTable):
         self.add_column("answer", key="answer")
 
     def show(self, pinned: tuple[str, ...], trace: Trace | None, vault: Vault | None) -> None:
-        """Replace the rows with the pinned ids and their answers."""
-        self.clear()
+        """Show the pinned ids and their answers (only changed cells are redrawn)."""
         if not pinned:
+            if self.row_count:
+                self.clear()
             self.border_subtitle = "p pins the highlighted memory, P pins by id"
             return
         self.border_subtitle = None
+        rows = []
         for mid in pinned:
             m = vault.get(mid) if vault is not None else None
             w = trace.why_of(mid) if trace is not None else None
@@ -51,6 +53,8 @@ class PinnedTable(VimTable):
             else:
                 answer = Text("no answer in this trace" if trace is not None else "no recall yet",
                               style="dim")
-            self.add_row(lit(mid, single_line=True),
-                         lit(one_line(m.title if m else "(not in vault)", 40), single_line=True),
-                         answer, key=mid)
+            rows.append((mid, [lit(mid, single_line=True),
+                               lit(one_line(m.title if m else "(not in vault)", 40),
+                                   single_line=True),
+                               answer]))
+        self.set_rows(rows)
