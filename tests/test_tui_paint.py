@@ -188,3 +188,81 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
         assert "vector" in {c for h in app.trace.hits for c in h.channels}
         assert results.border_subtitle is None
         assert app.open_progress is None
+
+
+def _renumbered(trace: Any) -> Any:
+    """The same trace with every hit's score and every stage's ms changed (the numbers of a
+    re-run that ranked the same memories the same way)."""
+    from dataclasses import replace
+
+    hits = tuple(replace(h, score=h.score / 2 + 0.0001) for h in trace.hits)
+    stages = tuple(replace(s, ms=s.ms + 1.25) for s in trace.stages)
+    return replace(trace, hits=hits, stages=stages)
+
+
+async def test_changed_numbers_redraw_only_their_cells(engine):
+    from rich.text import Text
+
+    from recall_tui.tui.widgets.explain import ExplanationTree
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    chosen: list[Any] = []
+    hook = (lambda m: chosen.append(m)  # noqa: E731
+            if isinstance(m, ResultsTable.HitChosen) else None)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor("postgres upgrade")
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and len(app.trace.hits) >= 3, "the recall")
+        results = app.main().query_one(ResultsTable)
+        wf = app.main().query_one(Waterfall)
+        tree = app.main().query_one(ExplanationTree)
+        results.focus()
+        results.move_cursor(row=2, animate=False)
+        await wait_until(pilot, lambda: app.current_id == app.trace.hits[2].id,
+                         "the third hit to be current")
+        first = app.trace
+        keys = [h.id for h in first.hits]
+        titles = [results.get_cell(k, "title") for k in keys]
+        names = [wf.get_cell(s.name, "stage") for s in first.stages]
+        branches = list(tree.root.children)
+        chosen.clear()
+
+        again = _renumbered(first)
+        app._apply(again)
+        await pilot.pause()
+        # the rows stayed (same keys, cursor on the same memory, no highlight event), the
+        # unchanged cells are the very objects drawn before, the numbers are the new ones
+        assert [r.key.value for r in results.ordered_rows] == keys
+        assert results.cursor_row == 2 and app.current_id == keys[2] and chosen == []
+        assert [results.get_cell(k, "title") for k in keys] == titles
+        assert all(a is b for a, b in zip(
+            [results.get_cell(k, "title") for k in keys], titles, strict=True))
+        for h in again.hits:
+            assert results.get_cell(h.id, "score").plain == f"{h.score:.3f}"
+        assert all(a is b for a, b in zip(
+            [wf.get_cell(s.name, "stage") for s in first.stages], names, strict=True))
+        for s in again.stages:
+            if not s.skipped:
+                assert wf.get_cell(s.name, "ms").plain == f"{s.ms:.1f}"
+        # the explanation shows the new score: rebuilt, because its hit changed
+        assert f"{again.hits[2].score:.4f}" in str(tree.root.label)
+        assert list(tree.root.children) != branches
+        # an equal hit again: the tree is not rebuilt (same nodes)
+        kept = list(tree.root.children)
+        app.refresh_views()
+        assert list(tree.root.children) == kept and all(
+            a is b for a, b in zip(tree.root.children, kept, strict=True))
+
+        # a different set of hits rebuilds the rows
+        from dataclasses import replace
+
+        other = replace(first, hits=tuple(reversed(first.hits)))
+        app._apply(other)
+        await pilot.pause()
+        assert [r.key.value for r in results.ordered_rows] == [h.id for h in other.hits]
+        assert isinstance(results.get_cell(other.hits[0].id, "title"), Text)
