@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from recall_tui.engine.stages.parse import parse_time
+from recall_tui.vault.literal import safe_print
 from recall_tui.vault.model import Vault
 
 
@@ -23,7 +24,7 @@ def is_folder_or_say(prog: str, vault: Path) -> bool:
     `recall-tui report`), and the caller exits 2."""
     if vault.is_dir():
         return True
-    print(f"{prog}: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    safe_print(f"{prog}: {vault}: not a folder (give the vault's path)", file=sys.stderr)
     return False
 
 
@@ -35,9 +36,9 @@ def read_vault_or_say(command: str, path: str) -> Vault | None:
     try:
         return read_vault(path)
     except FileNotFoundError:
-        print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
+        safe_print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
     except NotADirectoryError:
-        print(f"recall-tui {command}: {path} is a file, not a vault folder", file=sys.stderr)
+        safe_print(f"recall-tui {command}: {path} is a file, not a vault folder", file=sys.stderr)
     return None
 
 
@@ -66,5 +67,5 @@ def positive_int(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n

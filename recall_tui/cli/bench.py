@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from recall_tui.cli._common import is_folder_or_say, positive_int
+from recall_tui.vault.literal import safe_print
 
 HELP = "benchmark the pipeline, the index and the UI"
 
@@ -57,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tui", action="store_true",
                    help="measure only keystroke to painted results in the UI (Textual's test "
                         "driver), on --vault or each --sizes synthetic vault")
+    p.add_argument("--hook", action="store_true",
+                   help="measure only `hook prompt-submit` as Claude Code runs it (whole process), "
+                        "warm service and in-process, on --vault (default ./sample-vault)")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -69,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     queries = Path(args.queries) if args.queries else None
     if queries is not None and not queries.is_file():
-        print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
+        safe_print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
         return 2
     if args.cold_start_only and args.no_cold_start:
-        print("recall-tui bench: --cold-start-only and --no-cold-start contradict each other",
-              file=sys.stderr)
+        safe_print("recall-tui bench: --cold-start-only and --no-cold-start contradict each other",
+                   file=sys.stderr)
         return 2
     cold = None
     if not args.no_cold_start:
@@ -84,18 +88,20 @@ def run(args: argparse.Namespace) -> int:
         elif Path("sample-vault").is_dir():
             cold = Path("sample-vault")
         if cold is not None and not cold.is_dir():
-            print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
+            safe_print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
             return 2
     if args.cold_start_only and cold is None:
-        print("recall-tui bench: --cold-start-only needs --cold-vault (no ./sample-vault here)",
-              file=sys.stderr)
+        safe_print("recall-tui bench: --cold-start-only needs --cold-vault (no ./sample-vault here)",
+                   file=sys.stderr)
         return 2
 
     def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        safe_print(text, file=sys.stderr, flush=True)
 
     if args.tui:
         return _run_tui(args, vault, queries, log)
+    if args.hook:
+        return _run_hook(args, vault, log)
     try:
         result = run_bench(vault=None if args.cold_start_only else vault,
                            sizes=[] if args.cold_start_only else args.sizes, queries_file=queries, runs=args.runs,
@@ -104,14 +110,14 @@ def run(args: argparse.Namespace) -> int:
                            oracles=not args.no_oracles, max_queries=args.max_queries,
                            log=log)
     except (ValueError, RuntimeError) as exc:
-        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
-    print(format_table(result, stages=args.stages))
+    safe_print(format_table(result, stages=args.stages))
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+        safe_print(f"wrote {out}")
     return 0
 
 
@@ -133,29 +139,53 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
     for root, n in targets:
         qf = queries or (root / "queries.jsonl" if n else default_queries(root))
         if qf is None:
-            print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
-                  file=sys.stderr)
+            safe_print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
+                       file=sys.stderr)
             return 2
         r = tui_keystroke_bench(root, embedder=embedder_for(args.embedder, n),
                                 queries=load_queries(qf), preset=args.preset, log=log)
         results.append(r)
-        print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
-              f"{r['keystrokes']} keystrokes, {r['driver']}")
+        safe_print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
+                   f"{r['keystrokes']} keystrokes, {r['driver']}")
         for ps in r["passes"]:
             lat, eng = ps["latency_ms"], ps["engine_total_ms"]
             what = ("keystroke to painted results" if ps["mode"] == "paced" else
                     f"last of keys every {r['burst_interval_ms']} ms to painted results")
-            print(f"  {ps['mode']}: {what} p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
+            safe_print(f"  {ps['mode']}: {what} p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
                   f"(engine p50 {eng['p50']:.1f} ms)"
                   + (f"  {ps['recalls_started']} recalls for {ps['keys']} keys"
                      if "recalls_started" in ps else ""))
             for name, st in ps.get("phases_ms", {}).items():
                 if st.get("n"):
-                    print(f"    {name:<28} p50 {st['p50']:7.1f} ms  p95 {st['p95']:7.1f} ms")
+                    safe_print(f"    {name:<28} p50 {st['p50']:7.1f} ms  p95 {st['p95']:7.1f} ms")
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"kind": "recall-tui-bench-tui", "results": results},
                                   indent=2) + "\n", encoding="utf-8")
+        safe_print(f"wrote {out}")
+    return 0
+
+
+def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
+    """`--hook`: whole-process wall time of a prompt hook, warm and in-process."""
+    from recall_tui.agent.bench import format_hook_bench, hook_bench
+
+    root = vault or (Path("sample-vault") if Path("sample-vault").is_dir() else None)
+    if root is None:
+        print("recall-tui bench: --hook needs --vault (no ./sample-vault here)", file=sys.stderr)
+        return 2
+    runs = args.runs if args.runs != 3 else 20
+    try:
+        r = hook_bench(root, runs=runs, log=log)
+    except RuntimeError as exc:
+        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_hook_bench(r))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"kind": "recall-tui-bench-hook", **r}, indent=2) + "\n",
+                       encoding="utf-8")
         print(f"wrote {out}")
     return 0

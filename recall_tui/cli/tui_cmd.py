@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from recall_tui.cli._common import is_folder_or_say, iso_time
+from recall_tui.vault.literal import safe_print
 
 HELP = "open the live recall debugger on a vault (the default command)"
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        print(f"recall-tui: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui: {exc}", file=sys.stderr)
         return 2
     if args.preset:
         from recall_tui.engine.config import find_preset
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             find_preset(args.preset, vault)
         except ValueError as exc:
-            print(f"recall-tui: {exc}", file=sys.stderr)
+            safe_print(f"recall-tui: {exc}", file=sys.stderr)
             return 2
     from recall_tui.tui.app import make_app
 

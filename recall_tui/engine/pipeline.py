@@ -49,7 +49,7 @@ from recall_tui.engine.stages import (
 from recall_tui.engine.stages import (
     filter as filter_stage,
 )
-from recall_tui.engine.stages.parse import parse_query, parse_time
+from recall_tui.engine.stages.parse import parse_query, parse_time, unknown_type_warnings
 from recall_tui.engine.state import Cancelled, Filters, Out, RecallState
 from recall_tui.engine.text import analyze, word_set
 from recall_tui.engine.trace import (
@@ -279,6 +279,7 @@ class Engine:
             info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words))]
             info += [(f"inline {a}", b) for a, b in pq.inline]
             info += [("note", n) for n in pq.notes]
+            info += [("warning", w) for w in unknown_type_warnings(fc.types)]
             return Out(info=info, reason="" if not pq.empty else "no query terms")
 
         timed("query.parse", do_parse)

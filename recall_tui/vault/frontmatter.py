@@ -194,6 +194,10 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 
 _FLOW_SPECIAL = re.compile(r"[\"'\[\]{}]")
+#: Characters PyYAML refuses (control characters) or reads as line breaks (NEL, LS, PS) or
+#: treats specially (BOM): frontmatter holding any of them is left to PyYAML.
+_NOT_FAST_CHARS = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 
 
 class _NotFast(Exception):
@@ -212,7 +216,7 @@ def _fast_front(fm: str, first_line: int, rel: str, problems: list[Problem]) -> 
         fm = fm.replace("\r\n", "\n")
         if "\r" in fm:
             return None
-    if "\t" in fm:
+    if "\t" in fm or _NOT_FAST_CHARS.search(fm):
         return None
     lines = fm.split("\n")
     front = _Front()
