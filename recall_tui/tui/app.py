@@ -163,7 +163,14 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
     @property
     def recall_pending(self) -> bool:
         """True while a recall is waiting or running (tests and screenshots wait for this to
-        turn False before they look at the screen)."""
+        turn False before they look at the screen). During a progressive first open the
+        re-run that follows the vectors counts as waiting: the screen is final only then.
+        `answer_pending` is the narrower "the current request has no answer yet"."""
+        return self.answer_pending or self.vectors_pending
+
+    @property
+    def answer_pending(self) -> bool:
+        """True until the answer to the current request is on screen."""
         return self.engine is None or self.applied_seq != self.seq
 
     # --- state -> views ------------------------------------------------------------------------
