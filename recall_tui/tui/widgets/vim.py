@@ -38,8 +38,13 @@ class VimTable(DataTable):
 
     def add_row(self, *cells: Any, **kwargs: Any):  # type: ignore[override]
         """DataTable parses `str` cells as markup; here a `str` is always shown literally."""
-        safe = [lit(c, single_line=True) if isinstance(c, str) else c for c in cells]
-        return super().add_row(*safe, **kwargs)
+        return super().add_row(*(self.cell(c) for c in cells), **kwargs)
+
+    @staticmethod
+    def cell(value: Any) -> Any:
+        """A cell as this table stores it (`add_row` and `set_rows` both go through here, so
+        a cell handed again compares equal to the one on screen)."""
+        return lit(value, single_line=True) if isinstance(value, str) else value
 
     #: Rendered cells kept by what they show (see `_render_cell`); cleared when this big.
     CELL_CACHE_MAX = 4096
@@ -89,10 +94,10 @@ class VimTable(DataTable):
             columns = list(self.columns.values())
             for key, cells in rows:
                 for column, new, old in zip(columns, cells, self.get_row(key), strict=False):
-                    new = lit(new, single_line=True) if isinstance(new, str) else new
+                    new = self.cell(new)
                     if same_cell(new, old):
                         continue
-                    grow = column.auto_width and _width(new) > column.content_width
+                    grow = _width(new) > column.content_width  # re-measure, maybe widen
                     self.update_cell(key, column.key, new, update_width=grow)
             return False
         self.clear()
