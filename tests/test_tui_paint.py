@@ -162,7 +162,9 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
         # the engine is handed over while the index is still embedding (the gate holds it)
         await wait_until(pilot, lambda: app.engine is not None and app.vectors_pending,
                          "the engine to answer before the vectors exist", timeout=120)
-        assert gated.held.is_set() and not gated.gate.is_set()
+        # (the engine is handed over just before the first batch is embedded)
+        await wait_until(pilot, gated.held.is_set, "the first batch to reach the embedder")
+        assert not gated.gate.is_set()
         results = app.main().query_one(ResultsTable)
         assert "embedding 0 / " in str(results.border_subtitle)
         field = app.main().query_one("#query")
