@@ -113,6 +113,9 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         self._debounce: Timer | None = None
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
+        self.k_source = "config file" if self.settings.k is not None else "preset"
+        """Where the request's k came from: `preset` (k unset: the preset's own k), `config
+        file`, `typed` (the settings bar) or `recorded` (replay)."""
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -180,6 +183,8 @@ class RecallApp(TuningActions, SessionTools, App[None]):
 
     def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
         """A new request from the bars: debounce keystrokes, run other changes at once."""
+        if request.k != self.request.k:
+            self.k_source = "typed" if request.k is not None else "preset"
         self.request = request
         if self._debounce is not None:
             self._debounce.stop()
@@ -262,7 +267,9 @@ class RecallApp(TuningActions, SessionTools, App[None]):
             self.notify(message.error, title="recall failed", severity="error", markup=False)
 
     def _apply(self, trace: Trace | None) -> None:
-        if trace is not None:
+        # Δ compares with the last recall whose ranking differed: a re-run that changes nothing
+        # (the watcher seeing the file a save just wrote, a cache hit) must not wipe the moves
+        if trace is not None and (self.trace is None or _ranking(self.trace) != _ranking(trace)):
             self.previous = self.trace
         self.trace = trace
         self.applied_seq = self.seq
@@ -348,7 +355,7 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         t.append(f"  {self.status_text}", style="dim")
         if self.trace is not None:
             tr = self.trace
-            t.append(f"  preset {tr.preset}  k {tr.k}  {len(tr.hits)} hits")
+            t.append(f"  preset {tr.preset}  k {tr.k} ({self.k_source})  {len(tr.hits)} hits")
             if tr.cache_hit:
                 t.append("  cache hit", style="bold green")
             if not self.stable_timings:
@@ -362,6 +369,12 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         if self.stale_dropped and not self.stable_timings:
             t.append(f"  stale dropped {self.stale_dropped}", style="dim")
         main.query_one("#status", Static).update(self.record_status(t))
+        preset_k = None
+        if self.engine is not None:
+            preset_k = self._engine_for(self.request.preset).config.k
+        elif self.trace is not None:
+            preset_k = self.trace.k
+        main.query_one(QueryBar).show_k(preset_k, self.k_source)
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -490,6 +503,10 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         main = self.main()
         if main is not None:
             main.action_show_pane("memory")
+
+
+def _ranking(trace: Trace) -> tuple[str, ...]:
+    return tuple(h.id for h in trace.hits)
 
 
 def _runner(target: Any, action: str) -> Callable[[], object]:

@@ -124,6 +124,8 @@ class TuningPane(StatePane):
         self.base_name: str | None = None
         """The preset tuning started from (a new preset in the query bar starts over)."""
         self.base: Config | None = None
+        self.base_k: int | None = None
+        """The settings bar's k when tuning started (None: the preset's k)."""
         self.config: Config | None = None
         self.side_name: str | None = None
         self.runs: TunedRuns | None = None
@@ -193,10 +195,13 @@ class TuningPane(StatePane):
         app = self.recall_app
         if app.engine is None:
             return
-        preset = app.request.preset
-        if self.base_name != preset:
-            self.base_name = preset
-            self.base = app._engine_for(preset).config
+        preset, k = app.request.preset, app.request.k
+        if self.base_name != preset or self.base_k != k:
+            # One k rule: the preset's k, or the k typed in the settings bar, which then is the
+            # starting value of the `k` knob (so the knob, the bar and the hits agree).
+            self.base_name, self.base_k = preset, k
+            config = app._engine_for(preset).config
+            self.base = config if k is None or k == config.k else config.with_value("k", k)
             self.config = self.base
             self._draw_knobs()
         if self.side_name is None:
@@ -336,15 +341,15 @@ class TuningPane(StatePane):
 
         worker = get_current_worker()
 
-        def recall(cfg: Config) -> Trace:
-            return engine.recall(request.query, k=request.k, now=request.now,
+        def recall(cfg: Config, k: int | None = None) -> Trace:
+            return engine.recall(request.query, k=k, now=request.now,
                                  as_of=request.as_of, verbosity=request.verbosity,
                                  filters=filters, config=cfg, cancel=lambda: worker.is_cancelled)
 
         try:
             baseline, current = recall(base), recall(config)
             side_cfg = load_preset(side_name, self.recall_app.vault_path)
-            side = recall(side_cfg)
+            side = recall(side_cfg, request.k)  # the compared preset with the bar's k
         except Cancelled:
             return
         except Exception as exc:  # shown, not raised: a bad knob value must not kill the app

@@ -33,8 +33,8 @@ class RecallRequest:
     """The query text."""
     preset: str = "default"
     """Preset name."""
-    k: int = 10
-    """Hits asked for."""
+    k: int | None = None
+    """Hits asked for; None: the preset's k (the one rule the CLI follows too)."""
     now: datetime | None = None
     """Pinned `now` (None: the real clock)."""
     as_of: datetime | None = None
@@ -87,13 +87,14 @@ class QueryBar(Widget):
         with Horizontal(id="settings-row"):
             yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
                          id="preset", compact=True, tooltip="preset")
-            yield Label(" k", classes="setting-label")
-            yield Input(str(r.k), id="k", compact=True, type="integer", restrict=r"\d*",
-                        max_length=3)
-            yield Label(" now", classes="setting-label")
+            yield Label("k", classes="setting-label")
+            yield Input("" if r.k is None else str(r.k), id="k", compact=True, type="integer",
+                        restrict=r"\d*", max_length=3, placeholder="·")
+            yield Label("", id="k-source")
+            yield Label("now", classes="setting-label")
             yield Input(r.now.isoformat(timespec="minutes") if r.now else "", placeholder="clock",
                         id="now", compact=True)
-            yield Label(" as-of", classes="setting-label")
+            yield Label("as-of", classes="setting-label")
             yield Input(r.as_of.isoformat(timespec="minutes") if r.as_of else "",
                         placeholder="—", id="as-of", compact=True)
             yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
@@ -118,11 +119,16 @@ class QueryBar(Widget):
     @on(Input.Changed, "#k")
     def _k(self, event: Input.Changed) -> None:
         event.stop()
-        if event.value.isdigit() and int(event.value) > 0:
+        if not event.value.strip():  # empty: back to the preset's k
             self._error("")
-            self._emit(k=int(event.value))
+            if self.request.k is not None:
+                self._emit(k=None)
+        elif event.value.isdigit() and int(event.value) > 0:
+            self._error("")
+            if self.request.k != int(event.value):
+                self._emit(k=int(event.value))
         else:
-            self._error("k must be ≥ 1")
+            self._error("k must be ≥ 1 (empty: the preset's k)")
 
     @on(Input.Changed, "#now")
     @on(Input.Changed, "#as-of")
@@ -162,6 +168,14 @@ class QueryBar(Widget):
     def action_leave(self) -> None:
         """Hand the keys back to the tables (so letters are bindings again)."""
         self.screen.query_one("#results").focus()
+
+    def show_k(self, k: int | None, source: str) -> None:
+        """Show the k the last recall ran with and where it came from (`preset`, `config
+        file`, `typed`): the placeholder of an empty field is the preset's k."""
+        field = self.query_one("#k", Input)
+        if k is not None:
+            field.placeholder = str(k)
+        self.query_one("#k-source", Label).update(Text(f"({source})", style="dim"))
 
     def set_preset(self, name: str) -> None:
         """Switch the preset select (from a key or the palette)."""

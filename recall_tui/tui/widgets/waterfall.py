@@ -82,6 +82,8 @@ class Waterfall(VimTable):
                 ms = Text("—" if self.stable_timings else f"{s.ms:.1f}", justify="right")
                 note = lit("cache hit" if hit else s.reason, "bold green" if hit else "dim",
                            single_line=True)
+            if s.cached:  # the cached run's record: say so before its own note
+                note = Text.assemble(("cached ", "green"), note)
             self.add_row(
                 Text(s.name, style=style),
                 Text(bar(value, top), style="dim" if s.skipped else "cyan"),
