@@ -371,6 +371,8 @@ class Engine:
                 matched_terms=st.matched_terms.get(mid, ()),
                 final=st.final.get(mid, 0.0),
                 notes=tuple(notes),
+                fusion=st.extra.get("fusion", {}).get(mid, ""),
+                scaling=st.extra.get("scaling", {}).get(mid, ""),
             )
             out.append(Hit(mid, rank, st.final.get(mid, 0.0), m.title, m.type, m.scope, summary,
                            m.topic_path, chans, "1-hop" if hop else None,

@@ -169,6 +169,12 @@ class Explanation:
     final: float = 0.0
     """The reported score (on the preset's scale)."""
     notes: tuple[str, ...] = ()
+    fusion: str = ""
+    """How `fused` was computed, as a formula with its numbers (RRF with its k, or the
+    linear merge). Empty in traces written before it existed."""
+    scaling: str = ""
+    """How `final` was put on the reported scale from the score before it, with the
+    divisor named (and why a score can pass 100). Empty in older traces."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import ContentSwitcher, Input, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.trace import Trace
@@ -161,6 +161,9 @@ class RecallApp(TuningActions, SessionTools, App[None]):
     def _progress(self, text: str) -> None:
         self.status_text = text
         self._set_status()
+        main = self.main()
+        if main is not None:
+            main.query_one(ResultsTable).say(f"{text} — the hits show once the index is ready")
 
     def on_engine_ready(self, message: EngineReady) -> None:
         self.engine, self.vault = message.engine, message.vault
@@ -308,6 +311,9 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         main.query_one(Waterfall).show(trace)
         results = main.query_one(ResultsTable)
         results.show(trace, self.previous, self.request.verbosity)
+        if trace is None:
+            results.say(self.status_text if self.engine is None else
+                        "type a query: every keystroke re-runs the pipeline")
         if self.follow_results and results.current_id() is not None:
             self.current_id = results.current_id()
         main.query_one(PinnedTable).show(self.pinned, trace, self.vault)
@@ -412,12 +418,13 @@ class RecallApp(TuningActions, SessionTools, App[None]):
 
     def action_pin_by_id(self) -> None:
         ids = sorted(self.vault.memories) if self.vault else []
+        titles = {i: m.title for i, m in self.vault.memories.items()} if self.vault else {}
 
         def done(result: str | None) -> None:
             if result:
                 self.pin(result)
 
-        self.push_screen(PinScreen(ids), done)
+        self.push_screen(PinScreen(ids, titles), done)
 
     def action_unpin_all(self) -> None:
         self.pinned = ()
@@ -494,6 +501,15 @@ class RecallApp(TuningActions, SessionTools, App[None]):
                 out.append(PaletteCommand(f"Open {label}", "show it in the memory pane",
                                           lambda i=m.id: self.open_memory(i), discover=False))
         return out
+
+    def run_query(self, text: str) -> None:
+        """Type `text` into the query bar (replacing what is there) and show the Recall pane."""
+        main = self.main()
+        if main is None:
+            return
+        main.query_one("#query", Input).value = text
+        main.action_show_pane("recall")
+        main.query_one("#results").focus()
 
     def open_memory(self, memory_id: str, *, follow_results: bool = False) -> None:
         """Show `memory_id` in the memory pane. Unless it came from the results table, the

@@ -129,6 +129,7 @@ class ReplayScreen(MainScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#settings-row").disabled = True  # only the query stays focusable
+        self.query_one("#results").focus()  # where [ and ] step (the query is read only)
         app: ReplayApp = self.app  # type: ignore[assignment]
         self.call_after_refresh(app.show_trace, app.index_at)  # once the screen is mounted
 

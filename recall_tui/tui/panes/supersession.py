@@ -20,7 +20,7 @@ class SupersessionPane(StatePane):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(id="chain-head")
-            yield VimTable(id="chain-table")
+            yield VimTable(id="chain-table", flex=("title", "in this recall"))
             yield Static(id="chain-warnings")
 
     def on_mount(self) -> None:

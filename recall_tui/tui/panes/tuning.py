@@ -7,6 +7,9 @@ hit moved (`rank_deltas`, `diff_rankings`), `recall_tui.tuning.golden` scores th
 (`run_golden`, `compare_runs`: the figures `recall-tui eval` prints). The engine work runs in
 exclusive thread workers that pass their cancel flag down, so moving a knob again drops the
 run in flight.
+
+Long module: one pane with three tabs (knobs, side by side, golden) that share the tuned
+configuration, its workers and their cancel flags; split it by tab when a fourth arrives.
 """
 
 from __future__ import annotations
@@ -149,22 +152,22 @@ class TuningPane(StatePane):
         with TabbedContent(id="tuning-tabs", initial="tune-knobs"):
             with TabPane("knobs", id="tune-knobs"), Horizontal():
                 with Vertical(id="knob-side"):
-                    yield VimTable(id="knob-table")
+                    yield VimTable(id="knob-table", flex=("value", "start"))
                     yield Input(id="knob-input", placeholder="select a knob, enter to edit")
                     yield Label("", id="knob-msg")
                 with Vertical(id="tuned-side"):
                     yield Static(id="tuned-head")
-                    yield VimTable(id="tuned-hits")
+                    yield VimTable(id="tuned-hits", flex=("title",))
             with TabPane("side by side", id="tune-side"), Vertical():
                 yield Select([], id="side-preset", prompt="compare with preset",
                              allow_blank=True)
                 yield Static(id="side-figures")
                 with Horizontal():
-                    yield VimTable(id="side-a")
-                    yield VimTable(id="side-b")
+                    yield VimTable(id="side-a", flex=("id",))
+                    yield VimTable(id="side-b", flex=("id",))
             with TabPane("golden", id="tune-golden"), Vertical():
                 yield Static(id="golden-summary")
-                yield VimTable(id="golden-table")
+                yield VimTable(id="golden-table", flex=("query",))
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -175,7 +178,7 @@ class TuningPane(StatePane):
         th = self.query_one("#tuned-hits", VimTable)
         for label, key in (("#", "rank"), ("Δ start", "delta"), ("score", "score"),
                            ("judged", "judged"), ("title", "title")):
-            th.add_column(label, key=key, width=30 if key == "title" else None)
+            th.add_column(label, key=key)
         for side in ("#side-a", "#side-b"):
             t = self.query_one(side, VimTable)
             for label, key in (("#", "rank"), ("move", "move"), ("id", "id")):
@@ -593,7 +596,16 @@ class TuningPane(StatePane):
                           Text(f"{_fig(nb)} → {_fig(nc)}"),
                           Text(_fig(badge.current.metrics.get("recall"))),
                           Text(str(len(badge.current.unjudged)), justify="right"),
-                          lit(one_line(q.query, 60), single_line=True))
+                          lit(q.query, single_line=True), key=f"line{q.line}")
+
+    @on(VimTable.RowSelected, "#golden-table")
+    def _run_golden_query(self, event: VimTable.RowSelected) -> None:
+        """Enter on a golden query runs it in the Recall pane."""
+        event.stop()
+        for q in self.golden_queries:
+            if f"line{q.line}" == event.row_key.value:
+                self.recall_app.run_query(q.query)
+                return
 
 
 def _fig(v: float | None) -> str:

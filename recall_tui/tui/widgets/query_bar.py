@@ -63,6 +63,10 @@ class QueryBar(Widget):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Leave the bar", show=False, id="query.leave"),
+        Binding("down,ctrl+n", "move_hit(1)", "Next hit (stay in the bar)", show=False,
+                id="query.hit_down"),
+        Binding("up", "move_hit(-1)", "Previous hit (stay in the bar)", show=False,
+                id="query.hit_up"),
     ]
 
     @dataclass
@@ -164,6 +168,22 @@ class QueryBar(Widget):
     def _superseded(self, event: Checkbox.Changed) -> None:
         event.stop()
         self._emit(include_superseded=event.value)
+
+    def action_move_hit(self, step: int) -> None:
+        """Move the hits' cursor without leaving the bar (the explanation follows)."""
+        results = self.screen.query_one("#results")
+        if results.row_count:  # type: ignore[attr-defined]
+            self.app.follow_results = True  # type: ignore[attr-defined]
+            results.move_cursor(  # type: ignore[attr-defined]
+                row=max(0, min(results.cursor_row + step, results.row_count - 1)))  # type: ignore[attr-defined]
+
+    @on(Input.Submitted, "#query")
+    def _open_hit(self, event: Input.Submitted) -> None:
+        """Enter in the query opens the highlighted hit (as enter on the hits does)."""
+        event.stop()
+        results = self.screen.query_one("#results")
+        if results.row_count:  # type: ignore[attr-defined]
+            results.action_select_cursor()  # type: ignore[attr-defined]
 
     def action_leave(self) -> None:
         """Hand the keys back to the tables (so letters are bindings again)."""

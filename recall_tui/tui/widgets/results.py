@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets.data_table import CellDoesNotExist
 
 from recall_tui.engine.trace import Hit, Trace
-from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 
 STALENESS_STYLE = {"fresh": "green", "aging": "yellow", "stale": "dark_orange", "expired": "red"}
@@ -45,40 +45,53 @@ class ResultsTable(VimTable):
 
         id: str
 
+    FLEX = ("title", "summary")
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.verbosity = "lean"
+        self.with_mmr = False
+        """The `mmr` column is shown (the trace's hits carry MMR steps)."""
 
     def on_mount(self) -> None:
         self.border_title = "hits"
-        self._columns("lean")
+        self._columns("lean", False)
 
-    def _columns(self, verbosity: str) -> None:
+    def _columns(self, verbosity: str, with_mmr: bool) -> None:
         self.clear(columns=True)
-        for label, key in (("#", "rank"), ("Δ", "delta"), ("score", "score"),
-                           ("title", "title"), ("type", "type"), ("staleness", "staleness"),
-                           ("hop", "hop"), ("channels", "channels")):
-            self.add_column(label, key=key, width=24 if key == "title" else None)
+        cols = [("#", "rank"), ("Δ", "delta"), ("score", "score")]
+        if with_mmr:  # after MMR the order follows the MMR score, not the relevance score
+            cols.append(("mmr", "mmr"))
+        cols += [("title", "title"), ("type", "type"), ("staleness", "staleness"),
+                 ("hop", "hop"), ("channels", "channels")]
+        for label, key in cols:
+            self.add_column(label, key=key)
         if verbosity == "full":
             self.add_column("summary", key="summary")
-        self.verbosity = verbosity
+        self.verbosity, self.with_mmr = verbosity, with_mmr
 
     def show(self, trace: Trace | None, previous: Trace | None, verbosity: str) -> None:
         """Replace the rows with `trace`'s hits. A cursor the user moved down stays on the same
         memory if it is still a hit; a cursor on the top row stays on the top row."""
         current = self.current_id() if self.cursor_row > 0 else None
-        if verbosity != self.verbosity:
-            self._columns(verbosity)
+        self.border_subtitle = None
+        with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
+        if verbosity != self.verbosity or with_mmr != self.with_mmr:
+            self._columns(verbosity, with_mmr)
         else:
             self.clear()
         if trace is None:
             return
+        if not trace.hits:
+            self.border_subtitle = "no hits: see the stages for where the candidates went"
         for h in trace.hits:
             cells = [
                 Text(str(h.rank), justify="right"),
                 rank_change(h, previous),
                 Text(f"{h.score:.3f}", justify="right"),
-                lit(one_line(h.title, 60), single_line=True),
+                *([Text("—" if h.explain.mmr is None else f"{h.explain.mmr.mmr:.3f}",
+                        justify="right", style="magenta")] if with_mmr else []),
+                lit(h.title, single_line=True),
                 lit(h.type, single_line=True),
                 lit(h.staleness, STALENESS_STYLE.get(h.staleness, ""), single_line=True),
                 lit(h.hop or "", "magenta", single_line=True),
@@ -89,6 +102,12 @@ class ResultsTable(VimTable):
             self.add_row(*cells, key=h.id)
         if current is not None and trace.hit(current) is not None:
             self.move_cursor(row=self.get_row_index(current), animate=False)
+
+    def say(self, text: str) -> None:
+        """What the empty table is waiting for (the vault opening, the index building, a
+        query to be typed), in its bottom border."""
+        if not self.row_count:
+            self.border_subtitle = text
 
     def current_id(self) -> str | None:
         """Id of the hit under the cursor."""

@@ -39,6 +39,8 @@ def ordered_stages(trace: Trace) -> list[StageRecord]:
 class Waterfall(VimTable):
     """Renders a Trace's stages; highlighting or selecting a row posts `StageChosen`."""
 
+    FLEX = ("note",)
+
     @dataclass
     class StageChosen(Message):
         """The user moved to (or selected) a stage row."""
