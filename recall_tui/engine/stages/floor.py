@@ -30,17 +30,17 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     if how == "raw":
         return f"raw scale: the score as it is, {after:.4g}"
     if how == "top":
-        return (f"100 x {before:.4g} / {top:.4g}, the best hit's score in this recall "
-                f"= {after:.4g}")
+        return (f"100 x {before:.4g} / {top:.4g} = {after:.4g}; {top:.4g} is the best hit's "
+                f"score in this recall")
     if fuse_cfg.method == "linear":
         best = (f"the best possible fused score here (cosine 1 and every keyword term, "
                 f"linear {fuse_cfg.linear_similarity:g}/{fuse_cfg.linear_keyword:g})")
     else:
         best = (f"the best possible fused score here (rank 1 in every channel that ran, "
                 f"Σ w/(k+1), RRF k={fuse_cfg.rrf_k})")
-    text = f"100 x {before:.4g} / {fusion_max:.4g}, {best} = {after:.4g}"
+    text = f"100 x {before:.4g} / {fusion_max:.4g} = {after:.4g}; {fusion_max:.4g} is {best}"
     if after > 100:
-        text += "; over 100 because the boosts (or a hop) lifted it above that best fused score"
+        text += "; over 100: the boosts (or a hop) lifted it above that best fused score"
     return text
 
 

@@ -54,13 +54,14 @@ def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
 
 def formula(cfg, parts: Sequence[ChannelScore], score: float) -> str:
     """The fused score written out with its numbers, e.g.
-    `RRF k=60: 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433`."""
+    `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
+    separated by `; `: the rule, then the sum)."""
     if cfg.method == "linear":
         terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
         return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
-                f"share (+ other channels, w x raw / best raw): {terms or '0'} = {score:.4g}")
+                f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
     terms = " + ".join(f"{p.weight:g}/({cfg.rrf_k}+{p.rank}) [{p.channel}]" for p in parts)
-    return f"RRF k={cfg.rrf_k}: Σ w/(k + rank) = {terms or '0'} = {score:.4g}"
+    return f"RRF k={cfg.rrf_k}: Σ w/(k + rank); {terms or '0'} = {score:.4g}"
 
 
 def keyword_shares(st: RecallState) -> dict[str, float]:

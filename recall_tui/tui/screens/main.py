@@ -47,6 +47,10 @@ PANE_ORDER = list(PANES)
 class MainScreen(Screen):
     """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
 
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"), (120, "-wide")]
+    """Under 120 columns the settings bar takes two rows (see app.tcss)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),
         Binding("shift+tab", "pane(-1)", "Previous pane", show=False, id="pane.previous"),

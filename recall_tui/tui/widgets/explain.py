@@ -52,7 +52,10 @@ class ExplanationTree(VimTree):
         if not ex.channels:
             ch.add_leaf(Text("no channel scores recorded", style="dim"))
         if ex.fusion:  # the engine's formula, with its k (older traces have none)
-            ch.add_leaf(lit(ex.fusion, "cyan", single_line=True))
+            rule, *rest = ex.fusion.split("; ")
+            fz = ch.add(lit(rule, "cyan", single_line=True), expand=True)
+            for part in rest:
+                fz.add_leaf(lit(part, "cyan", single_line=True))
 
         if ex.matched_terms:
             mt = self.root.add(Text("matched terms", style="bold"), expand=True)
@@ -92,8 +95,12 @@ class ExplanationTree(VimTree):
                 mm.add_leaf(_kv("runner-up", m.runner_up))
 
         final = self.root.add(Text(f"final: {_num(ex.final)}", style="bold cyan"), expand=True)
-        if ex.scaling:
-            final.add_leaf(lit(f"scale: {ex.scaling}", "cyan", single_line=True))
+        if ex.scaling:  # the engine's scaling step, part by part (`; ` between parts)
+            first, *rest = ex.scaling.split("; ")
+            sc = final.add(lit(f"scale: {first}", "cyan", single_line=True), expand=True)
+            for part in rest:
+                sc.add_leaf(lit(part, "yellow" if part.startswith("over 100") else "dim",
+                                single_line=True))
         else:
             final.add_leaf(Text("scale: not recorded in this trace", style="dim"))
         for note in ex.notes:

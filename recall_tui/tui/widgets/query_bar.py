@@ -49,6 +49,13 @@ class RecallRequest:
     """`lean` or `full`."""
 
 
+def _iso(when: datetime | None) -> str:
+    """A time as the settings bar shows it: to the minute, `Z` for UTC."""
+    if when is None:
+        return ""
+    return when.isoformat(timespec="minutes").replace("+00:00", "Z")
+
+
 def parse_when(text: str) -> datetime | None:
     """An ISO-8601 date or datetime (UTC when no zone is given); empty means None."""
     text = text.strip()
@@ -89,24 +96,24 @@ class QueryBar(Widget):
             yield Input(value=r.query, placeholder="type a query — every keystroke re-runs "
                         "the pipeline", id="query", compact=True)
         with Horizontal(id="settings-row"):
-            yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
-                         id="preset", compact=True, tooltip="preset")
-            yield Label("k", classes="setting-label")
-            yield Input("" if r.k is None else str(r.k), id="k", compact=True, type="integer",
-                        restrict=r"\d*", max_length=3, placeholder="·")
-            yield Label("", id="k-source")
-            yield Label("now", classes="setting-label")
-            yield Input(r.now.isoformat(timespec="minutes") if r.now else "", placeholder="clock",
-                        id="now", compact=True)
-            yield Label("as-of", classes="setting-label")
-            yield Input(r.as_of.isoformat(timespec="minutes") if r.as_of else "",
-                        placeholder="—", id="as-of", compact=True)
-            yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
-                         value=r.type_filter, allow_blank=False, id="type", compact=True,
-                         tooltip="type filter")
-            yield Checkbox("inbox", r.include_inbox, id="inbox", compact=True)
-            yield Checkbox("superseded", r.include_superseded, id="superseded", compact=True)
-            yield Label("", id="settings-error")
+            with Horizontal(id="settings-main"):
+                yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
+                             id="preset", compact=True, tooltip="preset")
+                yield Label("k", classes="setting-label")
+                yield Input("" if r.k is None else str(r.k), id="k", compact=True, type="integer",
+                            restrict=r"\d*", max_length=3, placeholder="·")
+                yield Label("", id="k-source")
+                yield Label("now", classes="setting-label")
+                yield Input(_iso(r.now), placeholder="clock", id="now", compact=True)
+                yield Label("as-of", classes="setting-label")
+                yield Input(_iso(r.as_of), placeholder="—", id="as-of", compact=True)
+            with Horizontal(id="settings-filters"):
+                yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
+                             value=r.type_filter, allow_blank=False, id="type", compact=True,
+                             tooltip="type filter")
+                yield Checkbox("inbox", r.include_inbox, id="inbox", compact=True)
+                yield Checkbox("superseded", r.include_superseded, id="superseded", compact=True)
+                yield Label("", id="settings-error")
 
     def _emit(self, typed: bool = False, **changes: object) -> None:
         self.request = replace(self.request, **changes)

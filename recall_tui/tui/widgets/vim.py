@@ -78,11 +78,14 @@ class VimTable(DataTable):
         self._fit_dirty = False
         cols = {k.value: c for k, c in self.columns.items()}
         flex = [cols[k] for k in self.flex if k in cols]
-        if not flex or self.scrollable_content_region.width <= 0:
+        # the vertical scrollbar's width is always kept free: it comes and goes with the rows
+        # and its arrival would not trigger a new fit
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        if not flex or width <= 0:
             return
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
-        room = self.scrollable_content_region.width - fixed - pad * len(flex)
+        room = width - fixed - pad * len(flex)
         natural = [max(c.content_width, 1) for c in flex]
         if sum(natural) <= room:
             widths = natural

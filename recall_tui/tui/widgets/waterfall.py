@@ -52,19 +52,39 @@ class Waterfall(VimTable):
         self.stable_timings = stable_timings
         self.trace: Trace | None = None
 
+    #: Under this content width the latency bar is left out (the ms column stays).
+    BAR_MIN_WIDTH = 46
+
     def on_mount(self) -> None:
+        self._columns(True)
+        self.border_title = "stages"
+
+    def _columns(self, with_bar: bool) -> None:
+        self.clear(columns=True)
         self.add_column("stage", key="stage")
-        self.add_column("latency", width=BAR_WIDTH, key="bar")
+        if with_bar:
+            self.add_column("latency", width=BAR_WIDTH, key="bar")
         self.add_column("ms", key="ms")
         self.add_column("n", key="n")
         self.add_column("note", key="note")
-        self.border_title = "stages"
+        self.with_bar = with_bar
+
+    def _wants_bar(self) -> bool:
+        return not (0 < self.size.width < self.BAR_MIN_WIDTH)
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        if self._wants_bar() != self.with_bar:
+            self.show(self.trace)
 
     def show(self, trace: Trace | None) -> None:
         """Replace the rows with `trace`'s stages, keeping the cursor on the same stage."""
         self.trace = trace
         row = self.cursor_row
-        self.clear()
+        if self._wants_bar() != self.with_bar:
+            self._columns(self._wants_bar())
+        else:
+            self.clear()
         if trace is None:
             return
         stages = ordered_stages(trace)
@@ -88,7 +108,8 @@ class Waterfall(VimTable):
                 note = Text.assemble(("cached ", "green"), note)
             self.add_row(
                 Text(s.name, style=style),
-                Text(bar(value, top), style="dim" if s.skipped else "cyan"),
+                *([Text(bar(value, top), style="dim" if s.skipped else "cyan")]
+                  if self.with_bar else []),
                 ms,
                 Text(str(len(s.candidates)), style=style or "", justify="right"),
                 note,
