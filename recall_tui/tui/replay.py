@@ -122,6 +122,8 @@ class TraceListScreen(ModalScreen[int | None]):
 class ReplayScreen(MainScreen):
     """The main screen with a REPLAY bar, read-only settings and stand-ins for vault panes."""
 
+    AUTO_FOCUS = "#results"
+
     def compose(self) -> ComposeResult:
         yield Static(id="replay-bar")
         yield from super().compose()
@@ -129,7 +131,8 @@ class ReplayScreen(MainScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#settings-row").disabled = True  # only the query stays focusable
-        self.query_one("#results").focus()  # where [ and ] step (the query is read only)
+        # focus where [ and ] step (the query is read only): after the screen's own focus
+        self.call_after_refresh(self.query_one("#results").focus)
         app: ReplayApp = self.app  # type: ignore[assignment]
         self.call_after_refresh(app.show_trace, app.index_at)  # once the screen is mounted
 

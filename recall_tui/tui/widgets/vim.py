@@ -24,6 +24,26 @@ VIM_TABLE_BINDINGS: list[BindingType] = [
 ]
 
 
+def _share(natural: list[int], room: int) -> list[int]:
+    """Water-filling: a column that needs less than an equal share gets what it needs; the
+    others split what is left equally (never under FLEX_MIN)."""
+    widths = [0] * len(natural)
+    todo = sorted(range(len(natural)), key=lambda i: natural[i])
+    left = room
+    while todo:
+        share = left // len(todo)
+        i = todo[0]
+        if natural[i] <= share:
+            widths[i] = natural[i]
+            left -= natural[i]
+            todo.pop(0)
+        else:
+            for j in todo:
+                widths[j] = max(FLEX_MIN, share)
+            break
+    return widths
+
+
 def _matches(needle: str, haystack: str) -> bool:
     return needle.casefold() in haystack.casefold()
 
@@ -87,11 +107,7 @@ class VimTable(DataTable):
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
         room = width - fixed - pad * len(flex)
         natural = [max(c.content_width, 1) for c in flex]
-        if sum(natural) <= room:
-            widths = natural
-        else:
-            total = sum(natural)
-            widths = [max(FLEX_MIN, room * n // total) for n in natural]
+        widths = _share(natural, room)
         changed = False
         for c, w in zip(flex, widths, strict=True):
             if c.auto_width or c.width != w:
