@@ -11,7 +11,6 @@ an answer older than the latest request is dropped, so the input never waits for
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,17 +21,18 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Input, Static
+from textual.widgets import ContentSwitcher, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.trace import Trace
-from recall_tui.tui.commands import PaletteCommand, RecallCommands
-from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
+from recall_tui.tui.commands import RecallCommands
+from recall_tui.tui.keymap import all_bindings, unknown_ids
+from recall_tui.tui.memory_actions import MemoryActions
 from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
+from recall_tui.tui.screens.dialogs import HelpScreen
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.session import SessionTools
 from recall_tui.tui.settings import Settings
@@ -46,7 +46,7 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(TuningActions, SessionTools, App[None]):
+class RecallApp(MemoryActions, TuningActions, SessionTools, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -392,65 +392,6 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         if main is not None:
             main.query_one("#query").focus()
 
-    def pin(self, memory_id: str) -> None:
-        """Pin a memory: every recall from now on says where it fell out (or where it ranked)."""
-        if memory_id in self.pinned:
-            self.notify(f"already pinned: {memory_id}", markup=False)
-            return
-        self.pinned = (*self.pinned, memory_id)
-        self.notify(f"pinned {memory_id}", markup=False)
-        self.launch_recall()
-        main = self.main()
-        if main is not None:
-            main.query_one(PinnedTable).show(self.pinned, self.trace, self.vault)
-            self._set_status()
-
-    def unpin(self, memory_id: str) -> None:
-        self.pinned = tuple(p for p in self.pinned if p != memory_id)
-        self.launch_recall()
-        self.refresh_views()
-
-    def action_pin(self) -> None:
-        if self.current_id:
-            self.pin(self.current_id)
-        else:
-            self.notify("nothing to pin: highlight a hit or a memory in the vault browser")
-
-    def action_pin_by_id(self) -> None:
-        ids = sorted(self.vault.memories) if self.vault else []
-        titles = {i: m.title for i, m in self.vault.memories.items()} if self.vault else {}
-
-        def done(result: str | None) -> None:
-            if result:
-                self.pin(result)
-
-        self.push_screen(PinScreen(ids, titles), done)
-
-    def action_unpin_all(self) -> None:
-        self.pinned = ()
-        self.launch_recall()
-        self.refresh_views()
-
-    def action_copy(self, what: str) -> None:
-        """Copy the current memory's id, its file text, or the trace as JSON."""
-        if what == "trace":
-            if self.trace is None:
-                self.notify("no trace to copy yet")
-                return
-            self.copy_to_clipboard(self.trace.to_json(indent=2))
-            self.notify("copied the trace JSON")
-            return
-        memory = self.vault.get(self.current_id) if (self.vault and self.current_id) else None
-        if memory is None:
-            self.notify("no memory selected")
-            return
-        if what == "id":
-            self.copy_to_clipboard(memory.id)
-            self.notify(f"copied id {memory.id}", markup=False)
-        else:
-            self.copy_to_clipboard((Path(self.vault.root) / memory.path).read_text("utf-8"))
-            self.notify(f"copied the text of {memory.id}", markup=False)
-
     def action_toggle_verbosity(self) -> None:
         main = self.main()
         if main is not None:
@@ -472,62 +413,10 @@ class RecallApp(TuningActions, SessionTools, App[None]):
             engine.clear_cache()
         self.launch_recall()
 
-    def palette_commands(self) -> list[PaletteCommand]:
-        """Everything the palette offers: every bound action, presets, per-memory pin/open."""
-        out: list[PaletteCommand] = []
-        main = self.main()
-        for b in all_bindings(self.settings.keymap):
-            if b.where in ("help", "pin dialog") or b.id == "app.palette":
-                continue
-            target = self if b.where == "global" else main
-            if b.where in ("global", "main screen") and target is not None:
-                action = next(x.action for x in type(target).BINDINGS
-                              if isinstance(x, Binding) and x.id == b.id)
-                out.append(PaletteCommand(f"{b.description} ({display_keys(b.keys)})", f"binding {b.id}",
-                                          _runner(target, action)))
-        for name in self.presets:
-            out.append(PaletteCommand(f"Preset: {name}", "re-run the query with this preset",
-                                      lambda n=name: self.set_preset(n)))
-        out.append(PaletteCommand("Verbosity: lean/full", "toggle the results' payloads",
-                                  self.action_toggle_verbosity))
-        for mid in self.pinned:
-            out.append(PaletteCommand(f"Unpin {one_line(mid, 60)}", "stop asking about it",
-                                      lambda m=mid: self.unpin(m)))
-        if self.vault is not None:
-            for m in self.vault.memories.values():
-                label = f"{one_line(m.id, 50)} — {one_line(m.title, 60)}"
-                out.append(PaletteCommand(f"Pin {label}", "ask every recall why it is missing",
-                                          lambda i=m.id: self.pin(i), discover=False))
-                out.append(PaletteCommand(f"Open {label}", "show it in the memory pane",
-                                          lambda i=m.id: self.open_memory(i), discover=False))
-        return out
-
-    def run_query(self, text: str) -> None:
-        """Type `text` into the query bar (replacing what is there) and show the Recall pane."""
-        main = self.main()
-        if main is None:
-            return
-        main.query_one("#query", Input).value = text
-        main.action_show_pane("recall")
-        main.query_one("#results").focus()
-
-    def open_memory(self, memory_id: str, *, follow_results: bool = False) -> None:
-        """Show `memory_id` in the memory pane. Unless it came from the results table, the
-        panes stay on it when a new recall redraws the table."""
-        self.follow_results = follow_results
-        self.set_current(memory_id)
-        main = self.main()
-        if main is not None:
-            main.action_show_pane("memory")
-
 
 def _ranking(trace: Trace) -> tuple[str, ...]:
     return tuple(h.id for h in trace.hits)
 
-
-def _runner(target: Any, action: str) -> Callable[[], object]:
-    """A callable running `action` (as written in a Binding) on `target`."""
-    return lambda: target.run_action(action)
 
 
 def make_app(vault_path: str | Path, *, settings: Settings | None = None,

@@ -20,7 +20,7 @@ class SupersessionPane(StatePane):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(id="chain-head")
-            yield VimTable(id="chain-table", flex=("title", "in this recall"))
+            yield VimTable(id="chain-table", flex=("in this recall", "title"))
             yield Static(id="chain-warnings")
 
     def on_mount(self) -> None:

@@ -41,6 +41,7 @@ class ExplanationTree(VimTree):
         ex = hit.explain
         label = Text(f"#{hit.rank} ", style="bold")
         label.append_text(lit(hit.title, single_line=True))
+        label.append_text(lit(f"  {hit.type}", "dim cyan", single_line=True))
         label.append(f"  score {hit.score:.4f}", style="bold cyan")
         self.root.set_label(label)
 
@@ -115,7 +116,7 @@ class ExplanationTree(VimTree):
 class StageDetail(VimTable):
     """One stage's candidates (id, title, raw score, rank, note) and what it dropped."""
 
-    FLEX = ("id", "title", "note")
+    FLEX = ("id", "note", "title")
 
     def on_mount(self) -> None:
         for label, key in (("rank", "rank"), ("id", "id"), ("title", "title"),

@@ -49,7 +49,7 @@ class ResultsTable(VimTable):
     #: Columns dropped, in this order, when the box is narrow (content width under the
     #: threshold): the explanation below shows the same facts for the highlighted hit.
     DROPS: tuple[tuple[int, tuple[str, ...]], ...] = (
-        (60, ("hop", "channels")), (46, ("staleness", "type")))
+        (76, ("hop", "type")), (56, ("channels",)), (44, ("staleness",)))
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -73,8 +73,11 @@ class ResultsTable(VimTable):
 
     def on_resize(self) -> None:
         super().on_resize()
-        if self._drops_for(self.size.width) != self.dropped:
-            self.show(*self._shown)
+        # a hidden pane has no width: redrawing then would re-highlight the top row and move
+        # the current memory
+        if self.size.width and self._drops_for(self.size.width) != self.dropped:
+            with self.prevent(VimTable.RowHighlighted):  # a redraw is not a user's move
+                self.show(*self._shown)
 
     def _columns(self, verbosity: str, with_mmr: bool, dropped: tuple[str, ...]) -> None:
         self.clear(columns=True)
@@ -97,7 +100,8 @@ class ResultsTable(VimTable):
         current = self.current_id() if self.cursor_row > 0 else None
         self.border_subtitle = None
         with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
-        dropped = self._drops_for(self.size.width)
+        # hidden (no width): keep the columns as they are
+        dropped = self._drops_for(self.size.width) if self.size.width else self.dropped
         if (verbosity, with_mmr, dropped) != (self.verbosity, self.with_mmr, self.dropped):
             self._columns(verbosity, with_mmr, dropped)
         else:

@@ -25,22 +25,15 @@ VIM_TABLE_BINDINGS: list[BindingType] = [
 
 
 def _share(natural: list[int], room: int) -> list[int]:
-    """Water-filling: a column that needs less than an equal share gets what it needs; the
-    others split what is left equally (never under FLEX_MIN)."""
-    widths = [0] * len(natural)
-    todo = sorted(range(len(natural)), key=lambda i: natural[i])
-    left = room
-    while todo:
-        share = left // len(todo)
-        i = todo[0]
-        if natural[i] <= share:
-            widths[i] = natural[i]
-            left -= natural[i]
-            todo.pop(0)
-        else:
-            for j in todo:
-                widths[j] = max(FLEX_MIN, share)
-            break
+    """Widths for the flexible columns, in priority order: each takes what its content needs
+    while leaving FLEX_MIN for each one after it; the last ones get what is left (never
+    under FLEX_MIN)."""
+    widths = []
+    for i, need in enumerate(natural):
+        after = FLEX_MIN * (len(natural) - i - 1)
+        w = max(FLEX_MIN, min(need, room - after))
+        widths.append(w)
+        room -= w
     return widths
 
 

@@ -51,6 +51,8 @@ class Waterfall(VimTable):
         super().__init__(id=id)
         self.stable_timings = stable_timings
         self.trace: Trace | None = None
+        self.with_bar = True
+        """The latency bar column is shown (left out when the box is narrow)."""
 
     #: Under this content width the latency bar is left out (the ms column stays).
     BAR_MIN_WIDTH = 46
@@ -70,12 +72,15 @@ class Waterfall(VimTable):
         self.with_bar = with_bar
 
     def _wants_bar(self) -> bool:
-        return not (0 < self.size.width < self.BAR_MIN_WIDTH)
+        if not self.size.width:  # hidden: keep the columns as they are
+            return self.with_bar
+        return self.size.width >= self.BAR_MIN_WIDTH
 
     def on_resize(self) -> None:
         super().on_resize()
         if self._wants_bar() != self.with_bar:
-            self.show(self.trace)
+            with self.prevent(VimTable.RowHighlighted):
+                self.show(self.trace)
 
     def show(self, trace: Trace | None) -> None:
         """Replace the rows with `trace`'s stages, keeping the cursor on the same stage."""

@@ -28,7 +28,7 @@ def why_text(w: WhyNot) -> Text:
 class PinnedTable(VimTable):
     """One row per pinned memory: its title and the current trace's WhyNot for it."""
 
-    FLEX = ("title", "answer")
+    FLEX = ("answer", "title")
 
     def on_mount(self) -> None:
         self.border_title = "pinned — why not?"
