@@ -19,9 +19,9 @@ class EntitiesPane(StatePane):
     def compose(self) -> ComposeResult:
         with Horizontal():
             with Vertical(id="entities-left"):
-                yield VimTable(id="entity-edges")
-                yield VimTable(id="entity-neighbours")
-            yield VimTable(id="graph-candidates")
+                yield VimTable(id="entity-edges", flex=("object", "subject"))
+                yield VimTable(id="entity-neighbours", flex=("neighbours", "memories"))
+            yield VimTable(id="graph-candidates", flex=("id", "note"))
 
     def on_mount(self) -> None:
         edges = self.query_one("#entity-edges", VimTable)
