@@ -12,7 +12,6 @@ answer older than the latest request is dropped, so the input never waits for th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,15 +23,16 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
 from recall_tui.engine.trace import Trace
-from recall_tui.tui.commands import PaletteCommand, RecallCommands
-from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
+from recall_tui.tui.commands import RecallCommands
+from recall_tui.tui.keymap import all_bindings, unknown_ids
+from recall_tui.tui.memory_actions import MemoryActions
 from recall_tui.tui.messages import EngineFailed
 from recall_tui.tui.opening import VaultOpening, progress_bar
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
 from recall_tui.tui.recalling import RecallRunner
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
+from recall_tui.tui.screens.dialogs import HelpScreen
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.session import SessionTools
 from recall_tui.tui.settings import Settings
@@ -46,7 +46,8 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[None]):
+class RecallApp(VaultOpening, RecallRunner, MemoryActions, TuningActions, SessionTools,
+                App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -123,6 +124,10 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
         """The engine answers but the index is still making its vectors (progressive open)."""
         self.open_progress: tuple[int, int] | None = None
         """(done, total) of the embedding while the vectors are made, else None."""
+        self.k_source = "config file" if self.settings.k is not None else "preset"
+        """Where the request's k came from: `preset` (k unset: the preset's own k), `config
+        file`, `typed` (the settings bar) or `recorded` (replay)."""
+        self._k_drawn: tuple[Any, ...] | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -154,7 +159,9 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
     # --- recall --------------------------------------------------------------------------------
 
     def _apply(self, trace: Trace | None) -> None:
-        if trace is not None:
+        # Δ compares with the last recall whose ranking differed: a re-run that changes nothing
+        # (the watcher seeing the file a save just wrote, a cache hit) must not wipe the moves
+        if trace is not None and (self.trace is None or _ranking(self.trace) != _ranking(trace)):
             self.previous = self.trace
         self.trace = trace
         self.applied_seq = self.seq
@@ -200,6 +207,11 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
         main.query_one(Waterfall).show(trace)
         results = main.query_one(ResultsTable)
         results.show(trace, self.previous, self.request.verbosity)
+        if trace is None:
+            results.say(self.status_text if self.engine is None else
+                        "type a query: every keystroke re-runs the pipeline")
+        if self.engine is None or self.open_progress is not None:
+            self._hits_box_note()  # the vault is opening: say how far it got
         if self.follow_results and results.current_id() is not None:
             self.current_id = results.current_id()
         main.query_one(PinnedTable).show(self.pinned, trace, self.vault)
@@ -252,7 +264,7 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
             t.append(f"▏ {done:,} / {total:,}", style="dim")
         if self.trace is not None:
             tr = self.trace
-            t.append(f"  preset {tr.preset}  k {tr.k}  {len(tr.hits)} hits")
+            t.append(f"  preset {tr.preset}  k {tr.k} ({self.k_source})  {len(tr.hits)} hits")
             if tr.cache_hit:
                 t.append("  cache hit", style="bold green")
             if not self.stable_timings:
@@ -270,6 +282,14 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
         if drawn != self._status_drawn:  # the line is one row high: no layout pass needed
             self._status_drawn = drawn
             main.query_one("#status", Static).update(shown, layout=False)
+        preset_k = None
+        if self.engine is not None:
+            preset_k = self._engine_for(self.request.preset).config.k
+        elif self.trace is not None:
+            preset_k = self.trace.k
+        if (preset_k, self.k_source) != self._k_drawn:  # a Label: redraw only on a change
+            self._k_drawn = (preset_k, self.k_source)
+            main.query_one(QueryBar).show_k(preset_k, self.k_source)
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -280,64 +300,6 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
         main = self.main()
         if main is not None:
             main.query_one("#query").focus()
-
-    def pin(self, memory_id: str) -> None:
-        """Pin a memory: every recall from now on says where it fell out (or where it ranked)."""
-        if memory_id in self.pinned:
-            self.notify(f"already pinned: {memory_id}", markup=False)
-            return
-        self.pinned = (*self.pinned, memory_id)
-        self.notify(f"pinned {memory_id}", markup=False)
-        self.launch_recall()
-        main = self.main()
-        if main is not None:
-            main.query_one(PinnedTable).show(self.pinned, self.trace, self.vault)
-            self._set_status()
-
-    def unpin(self, memory_id: str) -> None:
-        self.pinned = tuple(p for p in self.pinned if p != memory_id)
-        self.launch_recall()
-        self.refresh_views()
-
-    def action_pin(self) -> None:
-        if self.current_id:
-            self.pin(self.current_id)
-        else:
-            self.notify("nothing to pin: highlight a hit or a memory in the vault browser")
-
-    def action_pin_by_id(self) -> None:
-        ids = sorted(self.vault.memories) if self.vault else []
-
-        def done(result: str | None) -> None:
-            if result:
-                self.pin(result)
-
-        self.push_screen(PinScreen(ids), done)
-
-    def action_unpin_all(self) -> None:
-        self.pinned = ()
-        self.launch_recall()
-        self.refresh_views()
-
-    def action_copy(self, what: str) -> None:
-        """Copy the current memory's id, its file text, or the trace as JSON."""
-        if what == "trace":
-            if self.trace is None:
-                self.notify("no trace to copy yet")
-                return
-            self.copy_to_clipboard(self.trace.to_json(indent=2))
-            self.notify("copied the trace JSON")
-            return
-        memory = self.vault.get(self.current_id) if (self.vault and self.current_id) else None
-        if memory is None:
-            self.notify("no memory selected")
-            return
-        if what == "id":
-            self.copy_to_clipboard(memory.id)
-            self.notify(f"copied id {memory.id}", markup=False)
-        else:
-            self.copy_to_clipboard((Path(self.vault.root) / memory.path).read_text("utf-8"))
-            self.notify(f"copied the text of {memory.id}", markup=False)
 
     def action_toggle_verbosity(self) -> None:
         main = self.main()
@@ -360,49 +322,10 @@ class RecallApp(VaultOpening, RecallRunner, TuningActions, SessionTools, App[Non
             engine.clear_cache()
         self.launch_recall()
 
-    def palette_commands(self) -> list[PaletteCommand]:
-        """Everything the palette offers: every bound action, presets, per-memory pin/open."""
-        out: list[PaletteCommand] = []
-        main = self.main()
-        for b in all_bindings(self.settings.keymap):
-            if b.where in ("help", "pin dialog") or b.id == "app.palette":
-                continue
-            target = self if b.where == "global" else main
-            if b.where in ("global", "main screen") and target is not None:
-                action = next(x.action for x in type(target).BINDINGS
-                              if isinstance(x, Binding) and x.id == b.id)
-                out.append(PaletteCommand(f"{b.description} ({display_keys(b.keys)})", f"binding {b.id}",
-                                          _runner(target, action)))
-        for name in self.presets:
-            out.append(PaletteCommand(f"Preset: {name}", "re-run the query with this preset",
-                                      lambda n=name: self.set_preset(n)))
-        out.append(PaletteCommand("Verbosity: lean/full", "toggle the results' payloads",
-                                  self.action_toggle_verbosity))
-        for mid in self.pinned:
-            out.append(PaletteCommand(f"Unpin {one_line(mid, 60)}", "stop asking about it",
-                                      lambda m=mid: self.unpin(m)))
-        if self.vault is not None:
-            for m in self.vault.memories.values():
-                label = f"{one_line(m.id, 50)} — {one_line(m.title, 60)}"
-                out.append(PaletteCommand(f"Pin {label}", "ask every recall why it is missing",
-                                          lambda i=m.id: self.pin(i), discover=False))
-                out.append(PaletteCommand(f"Open {label}", "show it in the memory pane",
-                                          lambda i=m.id: self.open_memory(i), discover=False))
-        return out
 
-    def open_memory(self, memory_id: str, *, follow_results: bool = False) -> None:
-        """Show `memory_id` in the memory pane. Unless it came from the results table, the
-        panes stay on it when a new recall redraws the table."""
-        self.follow_results = follow_results
-        self.set_current(memory_id)
-        main = self.main()
-        if main is not None:
-            main.action_show_pane("memory")
+def _ranking(trace: Trace) -> tuple[str, ...]:
+    return tuple(h.id for h in trace.hits)
 
-
-def _runner(target: Any, action: str) -> Callable[[], object]:
-    """A callable running `action` (as written in a Binding) on `target`."""
-    return lambda: target.run_action(action)
 
 
 def make_app(vault_path: str | Path, *, settings: Settings | None = None,

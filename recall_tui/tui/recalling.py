@@ -27,6 +27,8 @@ class RecallRunner:
     def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
         """A new request from the bars (typed or not): run it now, or, while a recall runs,
         keep it as the one to run next (see `launch_recall`)."""
+        if request.k != self.request.k:
+            self.k_source = "typed" if request.k is not None else "preset"
         self.request = request
         self.launch_recall()
 

@@ -49,8 +49,8 @@ class Settings:
     """Preset the UI starts with when `--preset` is not given."""
     embedder: str = "auto"
     """Embedder kind passed to the engine when `--embedder` is not given."""
-    k: int = 10
-    """Number of hits asked for."""
+    k: int | None = None
+    """Number of hits asked for; None (unset): the preset's k, as on the command line."""
     verbosity: str = "lean"
     """`lean` or `full` payloads in the results table (toggled live)."""
     debounce_ms: int = 0
