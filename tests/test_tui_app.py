@@ -125,8 +125,10 @@ async def test_typing_a_query_shows_the_traces_hits(engine):
         await type_query(pilot, app, QUERY)
         trace = app.trace
         assert trace is not None and trace.query == QUERY and trace.hits
-        # typing 16 characters ran the pipeline far fewer times (debounce) and the last won
-        assert seen and seen[-1].trace is trace and len(seen) < len(QUERY)
+        # typing 16 characters ran the pipeline at most once a key (no debounce; a key typed
+        # while a recall runs waits for it) and the last won (tests/test_tui_paint.py checks
+        # the burst case)
+        assert seen and seen[-1].trace is trace and len(seen) <= len(QUERY)
         table = app.main().query_one(ResultsTable)
         assert [table.coordinate_to_cell_key((r, 0)).row_key.value
                 for r in range(table.row_count)] == [h.id for h in trace.hits]
@@ -168,7 +170,8 @@ async def test_waterfall_shows_every_stage_with_its_ms_and_skip_reason(engine):
         await settle(pilot, app)
         assert app.trace.cache_hit
         assert cell_text(wf, names.index("cache"), "note") == "cache hit"
-        assert cell_text(wf, names.index("keyword"), "ms") == "skip"
+        # the cached run's stages are shown, marked (issue 11: never blank stages)
+        assert cell_text(wf, names.index("keyword"), "note").startswith("cached")
         assert "cache hit" in screen_text(app)
 
 

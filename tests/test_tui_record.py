@@ -135,7 +135,7 @@ def test_tui_keystroke_bench_times_every_key(vault_copy):
     from recall_tui.tui.bench import tui_keystroke_bench
 
     r = tui_keystroke_bench(vault_copy, embedder="standin", queries=["pg up", "billing"],
-                            keystrokes=7, debounces=(0,))
+                            keystrokes=7, modes=("paced",))
     assert r["keystrokes"] == 7 and r["typed"] == ["pg up", "bi"]
     (ps,) = r["passes"]
     assert ps["latency_ms"]["n"] == 7 and len(ps["samples"]) == 7

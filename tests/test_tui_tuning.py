@@ -207,7 +207,7 @@ async def test_recall_when_preview_save_and_conflict(vault_copy):
         assert app.trace.hit(MISSED) is None
         app.set_current(MISSED)
         app.follow_results = False
-        app.main().action_show_pane("recall")
+        app.main().action_show_pane("memory")  # E acts on the memory shown (issue 11: on Recall, the highlighted hit)
         await pilot.pause()
         await pilot.press("E")
         await until(pilot, lambda: isinstance(app.screen, RecallWhenScreen))

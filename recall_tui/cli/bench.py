@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
-    """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per debounce."""
+    """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per pass, with the
+    phases of a paced keystroke."""
     from recall_tui.diagnostics.bench import (
         default_queries,
         embedder_for,
@@ -151,9 +152,15 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
                    f"{r['keystrokes']} keystrokes, {r['driver']}")
         for ps in r["passes"]:
             lat, eng = ps["latency_ms"], ps["engine_total_ms"]
-            safe_print(f"  debounce {ps['debounce_ms']:>3} ms: keystroke to painted results "
-                       f"p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
-                  f"(engine p50 {eng['p50']:.1f} ms)")
+            what = ("keystroke to painted results" if ps["mode"] == "paced" else
+                    f"last of keys every {r['burst_interval_ms']} ms to painted results")
+            safe_print(f"  {ps['mode']}: {what} p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
+                  f"(engine p50 {eng['p50']:.1f} ms)"
+                  + (f"  {ps['recalls_started']} recalls for {ps['keys']} keys"
+                     if "recalls_started" in ps else ""))
+            for name, st in ps.get("phases_ms", {}).items():
+                if st.get("n"):
+                    safe_print(f"    {name:<28} p50 {st['p50']:7.1f} ms  p95 {st['p95']:7.1f} ms")
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -220,7 +220,9 @@ def _timings(cold: Trace, warm: Sequence[Trace]) -> tuple[StageTiming, ...]:
 
 
 def build_report(engine: Any, query: str, repeat: int = 20, now: datetime | None = None, *,
-                 created: datetime | None = None) -> Report:
+                 created: datetime | None = None, k: int | None = None,
+                 as_of: datetime | None = None, why: Sequence[str] = (),
+                 filters: Any = None, verbosity: str | None = None) -> Report:
     """Run `query` once cold and `repeat` times warm on `engine` and gather the report.
 
     Cold is the first recall after the cache is cleared; from the CLI, where the engine was
@@ -229,12 +231,14 @@ def build_report(engine: Any, query: str, repeat: int = 20, now: datetime | None
     kept: its time shows in the vector stage's `embed_ms`).
     """
     repeat = max(0, int(repeat))
+    # every run is asked exactly what the caller's screen asked: k, as-of, pins, filters
+    asked = dict(now=now, k=k, as_of=as_of, why=list(why), filters=filters, verbosity=verbosity)
     engine.clear_cache()
-    cold = engine.recall(query, now=now)
+    cold = engine.recall(query, **asked)
     warm = []
     for _ in range(repeat):
         engine.clear_cache()
-        warm.append(engine.recall(query, now=now))
+        warm.append(engine.recall(query, **asked))
     cfg = engine.config
     notes = []
     if getattr(getattr(cfg, "tracking", None), "enabled", False):
@@ -356,6 +360,15 @@ def render_markdown(report: Report) -> str:
     L += ["## Query", "", _fence(r.query, "text"), ""]
     L += _table(["k", "now", "as of", "verbosity", "hits", "cache hit"],
                 [[t.k, t.now, t.as_of or "—", t.verbosity, len(t.hits), t.cache_hit]])
+    parse = t.stage("query.parse")
+    asked = [(a[len("filter "):], b) for a, b in (parse.info if parse else ())
+             if a.startswith("filter ")]
+    if asked:
+        L += ["", "Filters asked for: " + ", ".join(f"{a} = {_code(b)}" for a, b in asked)]
+    if t.why:
+        L += ["", "Pinned (why not?): " + "; ".join(
+            f"{_code(w.id)} " + (f"found at #{w.rank}" if w.found else
+                                 f"out at {w.stage}: {_cell(w.reason)}") for w in t.why)]
     L.append("")
     L += ["## Versions", ""]
     L += _table(["component", "version"], r.versions)

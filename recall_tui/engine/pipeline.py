@@ -284,6 +284,12 @@ class Engine:
             holder["st"], holder["fc"] = st, fc
             info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words))]
             info += [(f"inline {a}", b) for a, b in pq.inline]
+            # the per-call filters the caller asked for (so a report or a replay shows them)
+            for fname in filters.__dataclass_fields__:
+                value = getattr(filters, fname)
+                if value is not None and value != ():
+                    shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+                    info.append((f"filter {fname}", shown))
             info += [("note", n) for n in pq.notes]
             info += [("warning", w) for w in unknown_type_warnings(fc.types)]
             return Out(info=info, reason="" if not pq.empty else "no query terms")
@@ -296,11 +302,16 @@ class Engine:
         cached = self._cache.get(cache_key, cfg.cache.ttl_s) if cfg.cache.enabled else None
         if cached is not None:
             timed("cache", lambda: Out(reason="cache hit", info=[("entries", str(len(self._cache)))]))
-            cst, hits, timeline = cached
+            cst, hits, timeline, stored = cached
             for name in STAGE_ORDER:
-                if name not in records:
+                if name in records:
+                    continue
+                old = stored.get(name)
+                if old is None:  # cannot happen for entries this engine wrote; be safe
                     records[name] = StageRecord(name, (time.perf_counter() - t0) * 1000, 0.0,
-                                                True, "cache hit")
+                                                True, "cache hit", cached=True)
+                else:  # the cached run's record, marked: a cache hit never shows blank stages
+                    records[name] = dataclasses.replace(old, cached=True)
             return self._trace(cst, records, hits, timeline, why, t0, cache_hit=True)
         timed("cache", lambda: Out(skipped=not cfg.cache.enabled,
                                    reason="miss" if cfg.cache.enabled else "disabled by the configuration",
@@ -340,7 +351,8 @@ class Engine:
         hits = self._hits(st)
         timeline = tuple(TimelineEntry(t, ids) for t, ids in st.timeline)
         if cfg.cache.enabled:
-            self._cache.put(cache_key, (st, hits, timeline), cfg.cache.max_entries)
+            stored = {n: r for n, r in records.items() if n not in ("query.parse", "cache")}
+            self._cache.put(cache_key, (st, hits, timeline, stored), cfg.cache.max_entries)
         if cfg.tracking.enabled and self.index is not None and hits:
             self.index.record_recalls([h.id for h in hits], now_)
         return self._trace(st, records, hits, timeline, why, t0, cache_hit=False)
@@ -369,6 +381,8 @@ class Engine:
                 matched_terms=st.matched_terms.get(mid, ()),
                 final=st.final.get(mid, 0.0),
                 notes=tuple(notes),
+                fusion=st.extra.get("fusion", {}).get(mid, ""),
+                scaling=st.extra.get("scaling", {}).get(mid, ""),
             )
             out.append(Hit(mid, rank, st.final.get(mid, 0.0), m.title, m.type, m.scope, summary,
                            m.topic_path, chans, "1-hop" if hop else None,

@@ -81,6 +81,9 @@ class StageRecord:
     dropped: tuple[Dropped, ...] = ()
     info: tuple[tuple[str, str], ...] = ()
     """Extra key/value facts (e.g. ("terms", "postgres upgrade"), ("embedder", "local"))."""
+    cached: bool = False
+    """This record was copied from the cached recall a cache hit answered with (its ms are
+    the original run's). Absent in traces written before it existed: read as False."""
 
     def info_dict(self) -> dict[str, str]:
         return dict(self.info)
@@ -166,6 +169,12 @@ class Explanation:
     final: float = 0.0
     """The reported score (on the preset's scale)."""
     notes: tuple[str, ...] = ()
+    fusion: str = ""
+    """How `fused` was computed, as a formula with its numbers (RRF with its k, or the
+    linear merge). Empty in traces written before it existed."""
+    scaling: str = ""
+    """How `final` was put on the reported scale from the score before it, with the
+    divisor named (and why a score can pass 100). Empty in older traces."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +278,15 @@ class Trace:
         for h in self.hits:
             if h.id == memory_id:
                 return h
+        return None
+
+    def dropped_at(self, memory_id: str) -> tuple[str, str] | None:
+        """(stage, reason) of the first stage that dropped `memory_id` in this recall, None
+        when no stage dropped it (a hit, or never a candidate)."""
+        for s in self.stages:
+            for d in s.dropped:
+                if d.id == memory_id:
+                    return s.name, d.reason
         return None
 
     def why_of(self, memory_id: str) -> WhyNot | None:

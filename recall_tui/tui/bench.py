@@ -27,21 +27,36 @@ from recall_tui.vault.reader import read_vault
 #: Keystrokes timed per UI pass (typed one at a time, each waited for).
 TUI_KEYSTROKES = 20
 
+#: The passes: `paced` waits for each key's results before the next key (keystroke to
+#: painted results); `burst` types a key every `BURST_INTERVAL_MS` without waiting (a fast
+#: typist) and times from the last key to the paint of the final text's results.
+MODES = ("paced", "burst")
+BURST_INTERVAL_MS = 40
+
+#: The phases of one keystroke, in order (see `_Clock`).
+PHASES = ("input", "to_thread", "engine", "to_ui", "views", "paint")
+
 
 def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "standin",
                         queries: Sequence[str], keystrokes: int = TUI_KEYSTROKES,
-                        debounces: Sequence[int] = (0, 80), preset: str = "default",
+                        modes: Sequence[str] = MODES, preset: str = "default",
                         log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Keystroke to painted results in the real app, driven by Textual's test driver.
 
-    The index is built in a temporary folder (the vault is not written). For each debounce
-    setting, the queries are typed one key at a time through `run_test` + `pilot.press`; each
-    keystroke is timed from the press until the app has applied the recall for exactly that
-    text (the `RecallDone` of the latest sequence number) and the screen has processed the
-    refresh that draws it. The driver is headless, so the time to emit the frame to a real
+    The index is built in a temporary folder (the vault is not written). The queries are
+    typed one key at a time through `run_test`, each key posted as the terminal driver posts
+    it. In the `paced` pass each keystroke is timed from the post until the app has applied
+    the recall for exactly that text (the `RecallDone` of the latest sequence number) and the
+    screen has processed the refresh that draws it, and split into phases (`_Clock`). In the
+    `burst` pass the keys of each query arrive every `BURST_INTERVAL_MS` regardless, and the
+    time runs from the last key to the paint of the final text; it also counts the recall
+    threads started. The driver is headless, so the time to emit the frame to a real
     terminal is not included; everything before it (engine, worker thread, message, widget
     updates, layout and compositing) is.
     """
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise ValueError(f"unknown UI bench mode(s) {bad}; known: {', '.join(MODES)}")
     vault = read_vault(vault_path)
     emb = make_bench_embedder(embedder)
     text = ""
@@ -55,27 +70,150 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
     out: dict[str, Any] = {"vault": str(vault_path), "memories": len(vault.memories),
                            "embedder": f"{emb.name} {emb.model}", "keystrokes": len(text),
                            "typed": typed, "driver": "textual run_test (headless)",
-                           "passes": []}
+                           "burst_interval_ms": BURST_INTERVAL_MS, "passes": []}
     with tempfile.TemporaryDirectory(prefix="recall-bench-tui-") as tmp:
         log(f"building the index of {len(vault.memories)} memories ({emb.name}) ...")
         index = Index.open(vault, emb, path=Path(tmp) / "index.sqlite")
         engine = Engine(vault, index, load_preset(preset, vault.root), preset=preset)
-        for debounce in debounces:
-            log(f"typing {len(text)} keys with debounce {debounce} ms ...")
-            app = make_app(vault.root, settings=Settings(debounce_ms=debounce), engine=engine,
-                           preset=preset)
+        for mode in modes:
+            log(f"typing {len(text)} keys, {mode} ...")
+            clocked = _ClockedEngine(engine)
+            app = make_app(vault.root, settings=Settings(), engine=clocked, preset=preset)
             engine.clear_cache()  # every pass runs every recall (no cache hits)
-            latencies, engine_ms = asyncio.run(_type_and_time(app, typed))
-            out["passes"].append({"debounce_ms": debounce, "latency_ms": stats(latencies),
-                                  "engine_total_ms": stats(engine_ms), "samples": latencies})
+            if mode == "paced":
+                latencies, engine_ms, phases = asyncio.run(_type_and_time(app, typed, clocked))
+                out["passes"].append({
+                    "mode": mode, "latency_ms": stats(latencies),
+                    "engine_total_ms": stats(engine_ms), "samples": latencies,
+                    "phases_ms": {k: stats(v) for k, v in phases.items()}})
+            else:
+                latencies, engine_ms, runs = asyncio.run(_burst(app, typed))
+                out["passes"].append({
+                    "mode": mode, "latency_ms": stats(latencies),
+                    "engine_total_ms": stats(engine_ms), "samples": latencies,
+                    "keys": len(text), "recalls_started": runs})
     return out
 
 
-async def _type_and_time(app: Any, typed: Sequence[str]) -> tuple[list[float], list[float]]:
-    """Type each query key by key; per key, ms from the key event to its results painted, and
-    the engine's own time for that recall."""
+class _ClockedEngine:
+    """The bench's engine, unchanged, with the wall-clock start and end of each recall kept
+    (for the phase split); everything else is the engine's own."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.started: float = 0.0
+        self.ended: float = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def recall(self, *args: Any, **kw: Any) -> Any:
+        self.started = time.perf_counter()
+        try:
+            return self._engine.recall(*args, **kw)
+        finally:
+            self.ended = time.perf_counter()
+
+
+class _Clock:
+    """Timestamps of one keystroke's way to the screen, taken by wrapping the app's methods
+    on this instance: `input` key posted -> `request_recall` (the Input's change, the query
+    bar's message, the screen's routing); `to_thread` -> the engine's recall starts in the
+    worker thread; `engine` its run; `to_ui` -> the `RecallDone` handled (`_apply` called);
+    `views` the widgets updated (`refresh_views`, one figure per widget in `widgets`);
+    `paint` -> the screen's next refresh done (layout, compositing)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.marks: dict[str, float] = {}
+        self.widgets: dict[str, float] = {}
+        wrap = self._wrap
+        wrap(app, "request_recall", "request")
+        wrap(app, "_apply", "apply")
+
+    def _wrap(self, obj: Any, name: str, mark: str, *, widget: bool = False) -> None:
+        inner = getattr(obj, name)
+
+        def timed(*args: Any, **kw: Any) -> Any:
+            t = time.perf_counter()
+            self.marks.setdefault(mark, t)
+            try:
+                return inner(*args, **kw)
+            finally:
+                if widget:
+                    self.widgets[mark] = self.widgets.get(mark, 0.0) + (
+                        time.perf_counter() - t) * 1000
+                else:
+                    self.marks.setdefault(mark + "_end", time.perf_counter())
+
+        setattr(obj, name, timed)
+
+    def watch_widgets(self, main: Any) -> None:
+        from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
+        from recall_tui.tui.widgets.results import ResultsTable
+        from recall_tui.tui.widgets.waterfall import Waterfall
+        from recall_tui.tui.widgets.whynot import PinnedTable
+
+        for cls in (Waterfall, ResultsTable, PinnedTable, ExplanationTree, StageDetail):
+            self._wrap(main.query_one(cls), "show", cls.__name__, widget=True)
+        self._wrap(self.app, "_set_status", "status", widget=True)
+
+    def reset(self) -> None:
+        self.marks.clear()
+        self.widgets.clear()
+
+
+async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine,
+                         ) -> tuple[list[float], list[float], dict[str, list[float]]]:
+    """Type each query key by key; per key, ms from the key event to its results painted, the
+    engine's own time for that recall, and the phases (see `_Clock`)."""
     latencies: list[float] = []
     engine_ms: list[float] = []
+    phases: dict[str, list[float]] = {}
+    async with app.run_test(size=(120, 36)) as pilot:
+        while app.recall_pending:
+            await pilot.pause(0.01)
+        clock = _Clock(app)
+        clock.watch_widgets(app.main())
+        field = app.main().query_one("#query")
+        for query in typed:
+            field.value = ""
+            field.focus()
+            while app.recall_pending:
+                await pilot.pause(0.01)
+            await pilot.pause()
+            for ch in query:
+                before = app.seq
+                clock.reset()
+                t0 = time.perf_counter()
+                # the key event as a terminal driver posts it (pilot.press would add the test
+                # driver's own wait for the whole app to go idle, ~100-250 ms here)
+                app.post_message(events.Key(ch, ch))
+                # the recall for this text was launched (seq moved on) and its answer applied
+                while app.seq == before or app.recall_pending:
+                    await asyncio.sleep(0.0005)
+                await _next_paint(app)  # the refresh that draws the applied trace
+                t_end = time.perf_counter()
+                latencies.append((t_end - t0) * 1000)
+                if app.trace is not None:
+                    engine_ms.append(app.trace.total_ms)
+                m = clock.marks
+                if {"request", "apply", "apply_end"} <= m.keys():
+                    points = [t0, m["request"], clocked.started, clocked.ended, m["apply"],
+                              m["apply_end"], t_end]
+                    for name, a, b in zip(PHASES, points, points[1:], strict=False):
+                        phases.setdefault(name, []).append((b - a) * 1000)
+                    for name, ms in clock.widgets.items():
+                        phases.setdefault(f"views.{name}", []).append(ms)
+    return latencies, engine_ms, phases
+
+
+async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[float], int]:
+    """Type each query's keys every BURST_INTERVAL_MS without waiting; per query, ms from its
+    last key to the paint of its results; and the recall threads started in all."""
+    latencies: list[float] = []
+    engine_ms: list[float] = []
+    runs = 0
     async with app.run_test(size=(120, 36)) as pilot:
         while app.recall_pending:
             await pilot.pause(0.01)
@@ -86,22 +224,20 @@ async def _type_and_time(app: Any, typed: Sequence[str]) -> tuple[list[float], l
             while app.recall_pending:
                 await pilot.pause(0.01)
             await pilot.pause()
-            for ch in query:
-                before = app.seq
+            runs_before = getattr(app, "recall_runs", 0)
+            for i, ch in enumerate(query):
+                if i:
+                    await asyncio.sleep(BURST_INTERVAL_MS / 1000)
                 t0 = time.perf_counter()
-                # the key event as a terminal driver posts it (pilot.press would add the test
-                # driver's own wait for the whole app to go idle, ~100-250 ms here)
                 app.post_message(events.Key(ch, ch))
-                # the recall for this text was launched (seq moved on) and its answer applied
-                while app.seq == before or app.recall_pending:
-                    await asyncio.sleep(0.0005)
-                await _next_paint(app)  # the refresh that draws the applied trace
-                latencies.append((time.perf_counter() - t0) * 1000)
-                if app.trace is not None:
-                    engine_ms.append(app.trace.total_ms)
-    return latencies, engine_ms
-
-
+            while (app.request.query != query or app.recall_pending or app.trace is None
+                   or app.trace.query != query):
+                await asyncio.sleep(0.0005)
+            await _next_paint(app)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            engine_ms.append(app.trace.total_ms)
+            runs += getattr(app, "recall_runs", 0) - runs_before
+    return latencies, engine_ms, runs
 async def _next_paint(app: Any) -> None:
     """Return once the screen has run its next refresh (layout, compositing, the frame)."""
     done = asyncio.get_running_loop().create_future()

@@ -23,6 +23,18 @@ class EngineReady(Message):
     """The `recall_tui.engine.Engine`."""
     vault: Vault
     elapsed_ms: float
+    vectors_pending: bool = False
+    """The text is indexed and the engine answers; the vectors are still being made (a
+    progressive first open): `VectorsReady` follows."""
+
+
+@dataclass
+class VectorsReady(Message):
+    """The progressive open finished: every memory has its vector (or the embedder failed,
+    said in `error`); the engine's vector channels now run."""
+
+    elapsed_ms: float
+    error: str | None = None
 
 
 @dataclass
@@ -47,3 +59,11 @@ class RecallFailed(Message):
 
     seq: int
     error: str
+
+
+@dataclass
+class RecallFinished(Message):
+    """A recall thread ended, whatever its outcome (posted after its `RecallDone` or
+    `RecallFailed`, if any): the app may start the request that waited for it."""
+
+    seq: int

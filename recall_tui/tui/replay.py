@@ -98,7 +98,7 @@ class TraceListScreen(ModalScreen[int | None]):
         with Vertical(id="help-box"):
             yield Static(Text(f"{len(self.traces)} recorded traces — enter opens one",
                               style="bold"))
-            yield VimTable(id="trace-list", cursor_type="row")
+            yield VimTable(id="trace-list")
             yield Label("esc closes")
 
     def on_mount(self) -> None:
@@ -122,6 +122,8 @@ class TraceListScreen(ModalScreen[int | None]):
 class ReplayScreen(MainScreen):
     """The main screen with a REPLAY bar, read-only settings and stand-ins for vault panes."""
 
+    AUTO_FOCUS = "#results"
+
     def compose(self) -> ComposeResult:
         yield Static(id="replay-bar")
         yield from super().compose()
@@ -129,6 +131,8 @@ class ReplayScreen(MainScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#settings-row").disabled = True  # only the query stays focusable
+        # focus where [ and ] step (the query is read only): after the screen's own focus
+        self.call_after_refresh(self.query_one("#results").focus)
         app: ReplayApp = self.app  # type: ignore[assignment]
         self.call_after_refresh(app.show_trace, app.index_at)  # once the screen is mounted
 
@@ -169,6 +173,7 @@ class ReplayApp(RecallApp):
                          query=first.query, stable_timings=stable_timings,
                          presets=sorted({t.preset for t in self.traces}))
         self.request = request_of(first)
+        self.k_source = "recorded"
         self.vault = vault
         self.index_at = 0
         self.title = f"recall-tui REPLAY {self.source or ''}".rstrip()
@@ -315,5 +320,6 @@ def run_replay(traces: Sequence[Trace], source: str | Path | None = None) -> int
     except SettingsError as exc:
         print(f"recall-tui replay: {exc}")
         return 2
-    make_replay_app(traces, source, settings=settings).run()
-    return 0
+    app = make_replay_app(traces, source, settings=settings)
+    app.run()
+    return int(app.return_code or 0)  # an exception inside the UI exits non-zero

@@ -49,17 +49,27 @@ class Settings:
     """Preset the UI starts with when `--preset` is not given."""
     embedder: str = "auto"
     """Embedder kind passed to the engine when `--embedder` is not given."""
-    k: int = 10
-    """Number of hits asked for."""
+    k: int | None = None
+    """Number of hits asked for; None (unset): the preset's k, as on the command line."""
     verbosity: str = "lean"
     """`lean` or `full` payloads in the results table (toggled live)."""
-    debounce_ms: int = 80
-    """Pause after the last keystroke before the pipeline re-runs."""
+    debounce_ms: int = 0
+    """Deprecated and ignored: the UI no longer waits after a keystroke (each one runs at once,
+    and while a recall runs only the newest request waits). Still read, so an old config file
+    keeps loading; setting it adds a one-line notice to `notices`."""
     keymap: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Binding id -> keys (comma-separated), applied with Textual's `App.set_keymap`."""
     source: str = ""
     """The file these settings were read from (empty when only defaults were used)."""
+    notices: tuple[str, ...] = ()
+    """Things worth telling the user about the file (deprecated keys); the UI shows them."""
 
+
+#: Keys still accepted but no longer used, with what to tell the user.
+DEPRECATED: dict[str, str] = {
+    "debounce_ms": "`debounce_ms` is no longer used: every keystroke runs a recall at once and "
+                   "only the newest waits while one runs (remove it from the config file)",
+}
 
 #: Fields a user may set from the `[ui]` table or the top level of the file, with their types.
 _SCALARS: dict[str, type] = {"theme": str, "preset": str, "embedder": str, "k": int,
@@ -129,4 +139,6 @@ def load_settings(path: str | os.PathLike | None = None,
         raw = env.get(ENV_PREFIX + name.upper())
         if raw:
             values[name] = _coerce(name, raw, f"environment {ENV_PREFIX + name.upper()}")
-    return Settings(**values, keymap=MappingProxyType(keymap), source=source)
+    notices = tuple(f"{source or 'environment'}: {DEPRECATED[name]}"
+                    for name in DEPRECATED if name in values)
+    return Settings(**values, keymap=MappingProxyType(keymap), source=source, notices=notices)

@@ -101,10 +101,19 @@ class TuningActions:
     # --- judging a hit ---------------------------------------------------------------------------
 
     def _selected_hit(self) -> str | None:
-        pane = self.tuning_pane()
+        """The hit the user sees highlighted: the tuned list's cursor on the Tuning pane, the
+        results cursor on the Recall pane, else the current memory (Memory, Vault panes)."""
+        from recall_tui.tui.widgets.results import ResultsTable
+
         main = self.main()  # type: ignore[attr-defined]
-        if pane is not None and main is not None and main.active_pane() == "tuning":
-            hit = pane.selected_hit()
+        active = main.active_pane() if main is not None else None
+        if active == "tuning":
+            pane = self.tuning_pane()
+            hit = pane.selected_hit() if pane is not None else None
+            if hit is not None:
+                return hit
+        elif active == "recall":
+            hit = main.query_one(ResultsTable).current_id()
             if hit is not None:
                 return hit
         return self.current_id  # type: ignore[attr-defined]

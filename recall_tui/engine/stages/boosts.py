@@ -3,7 +3,7 @@
 | factor | value | seed |
 |---|---|---|
 | staleness | fresh 1.0 / aging 0.85 / stale 0.5 / expired 0.2 by age since `updated` against the type's windows (past `expires`: expired) | bastra |
-| recency | max(floor, 1 - age/decay_days) x (1 + abs(emotion) x 0.1), age since `updated` | abmind |
+| recency | max(floor, 1 - age/decay_days) x (1 + abs(emotion) x 0.1), age since `updated`, clamped to 0 for a memory dated after `now` (said in the reason) | abmind |
 | trust | 0.5 + 0.5 x trust / 3 | abmind |
 | credibility | 1.25 if credibility <= 2, else 1.0 (as the seed states it) | abmind |
 | tier | 1.3 for tier core | abmind |
@@ -65,6 +65,9 @@ def staleness(m: Memory, now: datetime, cfg) -> tuple[str, float, str]:
     if m.expires is not None and m.expires < now:
         return "expired", age, f"past expires {m.expires.date().isoformat()}"
     w = cfg.windows.get(m.type) or cfg.windows.get("fact") or [90, 365, 1095]
+    if age < 0:  # dated after `now`: not in the future's past, so as fresh as it gets
+        return "fresh", age, (f"{m.type} dated {-age:.0f}d after now "
+                              f"(updated {m.updated.date().isoformat()}): age taken as 0")
     if age < w[0]:
         return "fresh", age, f"{m.type} {age:.0f}d old < {w[0]}d"
     if age < w[1]:
@@ -83,10 +86,14 @@ def compute(m: Memory, cfg: BoostsConfig, ctx: BoostContext) -> tuple[list[Boost
     e = abs(m.emotion)
     if cfg.recency.enabled:
         r = cfg.recency
-        base = max(r.floor, 1 - max(age, 0.0) / r.decay_days)
+        used = max(age, 0.0)  # a memory dated after `now` is clamped to age 0, and says so
+        base = max(r.floor, 1 - used / r.decay_days)
         v = base * (1 + e * r.emotion)
-        out.append(BoostFactor("recency", v, f"max({r.floor:g}, 1 - {age:.0f}/{r.decay_days:g}) "
-                               f"x (1 + {e:g} x {r.emotion:g})"))
+        why = (f"max({r.floor:g}, 1 - {used:.4g}/{r.decay_days:g}) x (1 + {e:g} x {r.emotion:g})"
+               f" = {v:.4g}")
+        if age < 0:
+            why += f"; dated {-age:.0f}d after now: age clamped to 0"
+        out.append(BoostFactor("recency", v, why))
     if cfg.trust.enabled:
         out.append(BoostFactor("trust", 0.5 + 0.5 * m.trust / 3, f"trust {m.trust:g}: 0.5 + 0.5 x {m.trust:g}/3"))
     if cfg.credibility.enabled:

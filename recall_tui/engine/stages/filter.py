@@ -12,6 +12,7 @@ from datetime import datetime
 
 from recall_tui.engine.config import FilterConfig
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.trace import Candidate
 from recall_tui.vault.model import Memory, Role, Vault
 
 
@@ -136,6 +137,8 @@ def run(engine, st: RecallState) -> Out:
         else:
             out.dropped.append(st.drop(mid, "filter", reason))
     st.order = kept
+    for rank, mid in enumerate(kept, 1):  # the kept ones are the stage's candidates (its n)
+        out.candidates.append(Candidate(mid, st.score.get(mid, 0.0), rank, "eligible"))
     out.info.append(("kept", str(len(kept))))
     out.info.append(("dropped", str(len(out.dropped))))
     return out

@@ -23,9 +23,34 @@ def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, fl
     return {k: 100 * v / (fusion_max or 1.0) for k, v in scores.items()}
 
 
+def explain(before: float, after: float, how: str, fusion_max: float, top: float,
+            fuse_cfg) -> str:
+    """The scaling step written out: the score before, what it is divided by, and why a
+    score can pass 100."""
+    if how == "raw":
+        return f"raw scale: the score as it is, {after:.4g}"
+    if how == "top":
+        return (f"100 x {before:.4g} / {top:.4g} = {after:.4g}; {top:.4g} is the best hit's "
+                f"score in this recall")
+    if fuse_cfg.method == "linear":
+        best = (f"the best possible fused score here (cosine 1 and every keyword term, "
+                f"linear {fuse_cfg.linear_similarity:g}/{fuse_cfg.linear_keyword:g})")
+    else:
+        best = (f"the best possible fused score here (rank 1 in every channel that ran, "
+                f"Σ w/(k+1), RRF k={fuse_cfg.rrf_k})")
+    text = f"100 x {before:.4g} / {fusion_max:.4g} = {after:.4g}; {fusion_max:.4g} is {best}"
+    if after > 100:
+        text += "; over 100: the boosts (or a hop) lifted it above that best fused score"
+    return text
+
+
 def run(engine, st: RecallState) -> Out:
     cfg = st.cfg.floor
-    st.final = scale({mid: st.score[mid] for mid in st.order}, cfg.scale, st.fusion_max)
+    before = {mid: st.score[mid] for mid in st.order}
+    st.final = scale(before, cfg.scale, st.fusion_max)
+    top = max(before.values(), default=0.0)
+    st.extra["scaling"] = {mid: explain(before[mid], st.final[mid], cfg.scale, st.fusion_max,
+                                        top, st.cfg.fuse) for mid in st.order}
     floor = st.filters.min_score if st.filters.min_score is not None else (
         cfg.min_score if cfg.enabled else None)
     out = Out(info=[("scale", cfg.scale), ("k", str(st.k)),

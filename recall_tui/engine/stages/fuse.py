@@ -52,6 +52,18 @@ def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
     return out
 
 
+def formula(cfg, parts: Sequence[ChannelScore], score: float) -> str:
+    """The fused score written out with its numbers, e.g.
+    `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
+    separated by `; `: the rule, then the sum)."""
+    if cfg.method == "linear":
+        terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
+        return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
+                f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
+    terms = " + ".join(f"{p.weight:g}/({cfg.rrf_k}+{p.rank}) [{p.channel}]" for p in parts)
+    return f"RRF k={cfg.rrf_k}: Σ w/(k + rank); {terms or '0'} = {score:.4g}"
+
+
 def keyword_shares(st: RecallState) -> dict[str, float]:
     """Matched distinct query terms / distinct query terms, per memory."""
     n = len(set(st.query.terms)) or 1
@@ -80,6 +92,7 @@ def run(engine, st: RecallState) -> Out:
     order = sorted(fused, key=lambda mid: (-fused[mid][0],
                                            -vault.memories[mid].updated.timestamp(), mid))
     st.fused = {mid: fused[mid][0] for mid in order}
+    st.extra["fusion"] = {mid: formula(cfg, fused[mid][1], fused[mid][0]) for mid in order}
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
     st.score = dict(st.fused)

@@ -15,8 +15,13 @@ def query_vector(engine, st: RecallState):
     if "qvec" in st.extra:
         return st.extra["qvec"], st.extra.get("qvec_reason", "")
     vec, reason = None, ""
+    # An index still making its vectors (a progressive first open) says how far it got,
+    # e.g. `embedding 1,234 / 10,000`: the vector channels skip with that reason.
+    pending = getattr(engine.index, "vectors_pending", None)
     if engine.index is None:
         reason = "no index"
+    elif pending:
+        reason = str(pending)
     elif st.query.empty:
         reason = "no query terms"
     else:

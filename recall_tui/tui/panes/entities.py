@@ -19,9 +19,9 @@ class EntitiesPane(StatePane):
     def compose(self) -> ComposeResult:
         with Horizontal():
             with Vertical(id="entities-left"):
-                yield VimTable(id="entity-edges")
-                yield VimTable(id="entity-neighbours")
-            yield VimTable(id="graph-candidates")
+                yield VimTable(id="entity-edges", flex=("object", "subject"))
+                yield VimTable(id="entity-neighbours", flex=("neighbours", "memories"))
+            yield VimTable(id="graph-candidates", flex=("id", "note"))
 
     def on_mount(self) -> None:
         edges = self.query_one("#entity-edges", VimTable)
@@ -46,6 +46,12 @@ class EntitiesPane(StatePane):
         nb.clear()
         g.clear()
         memory = vault.get(mid) if (vault and mid) else None
+        edges.border_subtitle = None
+        if memory is None:
+            edges.border_subtitle = lit("no memory selected: highlight a hit or open one",
+                                        single_line=True)
+        elif not memory.edges:
+            edges.border_subtitle = lit(f"{memory.id} has no entity edges", single_line=True)
         if memory is not None and vault is not None:
             entities: list[str] = []
             for e in memory.edges:

@@ -21,7 +21,7 @@ class MemoryPane(StatePane):
         with Horizontal():
             with VerticalScroll(id="memory-meta"):
                 yield Static(id="memory-head")
-                yield VimTable(id="memory-frontmatter")
+                yield VimTable(id="memory-frontmatter", flex=("value",))
                 yield Static(id="memory-stats")
             with VerticalScroll(id="memory-body-scroll"):
                 yield Markdown("", id="memory-body", open_links=False,

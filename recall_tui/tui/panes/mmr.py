@@ -20,7 +20,7 @@ class MMRPane(StatePane):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(id="mmr-head")
-            yield VimTable(id="mmr-table")
+            yield VimTable(id="mmr-table", flex=("id", "closest", "runner-up"))
 
     def on_mount(self) -> None:
         t = self.query_one("#mmr-table", VimTable)

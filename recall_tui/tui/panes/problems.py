@@ -18,7 +18,7 @@ class ProblemsPane(StatePane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="problems-head")
-        yield VimTable(id="problems-table")
+        yield VimTable(id="problems-table", flex=("path", "reason"))
 
     def on_mount(self) -> None:
         t = self.query_one("#problems-table", VimTable)

@@ -20,7 +20,7 @@ class SupersessionPane(StatePane):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(id="chain-head")
-            yield VimTable(id="chain-table")
+            yield VimTable(id="chain-table", flex=("in this recall", "title"))
             yield Static(id="chain-warnings")
 
     def on_mount(self) -> None:
@@ -53,8 +53,11 @@ class SupersessionPane(StatePane):
                         where = Text(f"hit #{hit.rank}", style="green")
                     elif why is not None:
                         where = lit(f"out at {why.stage}: {why.reason}", "yellow", single_line=True)
+                    elif (dropped := trace.dropped_at(cid)) is not None:
+                        where = lit(f"dropped at {dropped[0]}: {dropped[1]}", "yellow",
+                                    single_line=True)
                     else:
-                        where = Text("not recalled", style="dim")
+                        where = Text("not a candidate of this recall", style="dim")
                 mark = "▶ " if cid == mid else ""
                 table.add_row(Text(f"{mark}{i}"), lit(cid, single_line=True),
                               lit(one_line(m.title if m else "", 40), single_line=True),

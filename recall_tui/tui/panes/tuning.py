@@ -7,6 +7,9 @@ hit moved (`rank_deltas`, `diff_rankings`), `recall_tui.tuning.golden` scores th
 (`run_golden`, `compare_runs`: the figures `recall-tui eval` prints). The engine work runs in
 exclusive thread workers that pass their cancel flag down, so moving a knob again drops the
 run in flight.
+
+Long module: one pane with three tabs (knobs, side by side, golden) that share the tuned
+configuration, its workers and their cancel flags; split it by tab when a fourth arrives.
 """
 
 from __future__ import annotations
@@ -124,6 +127,8 @@ class TuningPane(StatePane):
         self.base_name: str | None = None
         """The preset tuning started from (a new preset in the query bar starts over)."""
         self.base: Config | None = None
+        self.base_k: int | None = None
+        """The settings bar's k when tuning started (None: the preset's k)."""
         self.config: Config | None = None
         self.side_name: str | None = None
         self.runs: TunedRuns | None = None
@@ -147,22 +152,22 @@ class TuningPane(StatePane):
         with TabbedContent(id="tuning-tabs", initial="tune-knobs"):
             with TabPane("knobs", id="tune-knobs"), Horizontal():
                 with Vertical(id="knob-side"):
-                    yield VimTable(id="knob-table")
+                    yield VimTable(id="knob-table", flex=("value", "start"))
                     yield Input(id="knob-input", placeholder="select a knob, enter to edit")
                     yield Label("", id="knob-msg")
                 with Vertical(id="tuned-side"):
                     yield Static(id="tuned-head")
-                    yield VimTable(id="tuned-hits")
+                    yield VimTable(id="tuned-hits", flex=("title",))
             with TabPane("side by side", id="tune-side"), Vertical():
                 yield Select([], id="side-preset", prompt="compare with preset",
                              allow_blank=True)
                 yield Static(id="side-figures")
                 with Horizontal():
-                    yield VimTable(id="side-a")
-                    yield VimTable(id="side-b")
+                    yield VimTable(id="side-a", flex=("id",))
+                    yield VimTable(id="side-b", flex=("id",))
             with TabPane("golden", id="tune-golden"), Vertical():
                 yield Static(id="golden-summary")
-                yield VimTable(id="golden-table")
+                yield VimTable(id="golden-table", flex=("query",))
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -173,7 +178,7 @@ class TuningPane(StatePane):
         th = self.query_one("#tuned-hits", VimTable)
         for label, key in (("#", "rank"), ("Δ start", "delta"), ("score", "score"),
                            ("judged", "judged"), ("title", "title")):
-            th.add_column(label, key=key, width=30 if key == "title" else None)
+            th.add_column(label, key=key)
         for side in ("#side-a", "#side-b"):
             t = self.query_one(side, VimTable)
             for label, key in (("#", "rank"), ("move", "move"), ("id", "id")):
@@ -193,10 +198,13 @@ class TuningPane(StatePane):
         app = self.recall_app
         if app.engine is None:
             return
-        preset = app.request.preset
-        if self.base_name != preset:
-            self.base_name = preset
-            self.base = app._engine_for(preset).config
+        preset, k = app.request.preset, app.request.k
+        if self.base_name != preset or self.base_k != k:
+            # One k rule: the preset's k, or the k typed in the settings bar, which then is the
+            # starting value of the `k` knob (so the knob, the bar and the hits agree).
+            self.base_name, self.base_k = preset, k
+            config = app._engine_for(preset).config
+            self.base = config if k is None or k == config.k else config.with_value("k", k)
             self.config = self.base
             self._draw_knobs()
         if self.side_name is None:
@@ -336,15 +344,15 @@ class TuningPane(StatePane):
 
         worker = get_current_worker()
 
-        def recall(cfg: Config) -> Trace:
-            return engine.recall(request.query, k=request.k, now=request.now,
+        def recall(cfg: Config, k: int | None = None) -> Trace:
+            return engine.recall(request.query, k=k, now=request.now,
                                  as_of=request.as_of, verbosity=request.verbosity,
                                  filters=filters, config=cfg, cancel=lambda: worker.is_cancelled)
 
         try:
             baseline, current = recall(base), recall(config)
             side_cfg = load_preset(side_name, self.recall_app.vault_path)
-            side = recall(side_cfg)
+            side = recall(side_cfg, request.k)  # the compared preset with the bar's k
         except Cancelled:
             return
         except Exception as exc:  # shown, not raised: a bad knob value must not kill the app
@@ -588,7 +596,16 @@ class TuningPane(StatePane):
                           Text(f"{_fig(nb)} → {_fig(nc)}"),
                           Text(_fig(badge.current.metrics.get("recall"))),
                           Text(str(len(badge.current.unjudged)), justify="right"),
-                          lit(one_line(q.query, 60), single_line=True))
+                          lit(q.query, single_line=True), key=f"line{q.line}")
+
+    @on(VimTable.RowSelected, "#golden-table")
+    def _run_golden_query(self, event: VimTable.RowSelected) -> None:
+        """Enter on a golden query runs it in the Recall pane."""
+        event.stop()
+        for q in self.golden_queries:
+            if f"line{q.line}" == event.row_key.value:
+                self.recall_app.run_query(q.query)
+                return
 
 
 def _fig(v: float | None) -> str:

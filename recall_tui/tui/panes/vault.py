@@ -34,7 +34,10 @@ class VaultTree(VimTree):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "pin", "Pin", id="vault.pin"),
         Binding("b", "toggle_group", "By folder/topic", id="vault.group"),
+        Binding("s", "cycle_sort", "Sort by title/date/path", id="vault.sort"),
     ]
+
+    SORTS: ClassVar[tuple[str, ...]] = ("title", "date", "path")
 
     @dataclass
     class Pin(Message):
@@ -57,6 +60,7 @@ class VaultTree(VimTree):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("vault"), id=id)
         self.group_by = "folder"
+        self.sort_by = "title"
         self.vault: Vault | None = None
         self.needle = ""
 
@@ -74,14 +78,21 @@ class VaultTree(VimTree):
                 key = m.topic_path or "(no topic)"
             groups.setdefault(key, []).append(m)
         total = sum(len(v) for v in groups.values())
-        self.root.set_label(Text(f"{total} memories by {self.group_by}", style="bold"))
+        self.root.set_label(Text(f"{total} memories by {self.group_by}, sorted by "
+                                 f"{self.sort_by} (s changes)", style="bold"))
+        order = {"title": lambda x: (x.title.lower(), x.id),
+                 "date": lambda x: (-x.updated.timestamp(), x.id),  # newest first
+                 "path": lambda x: (x.path, x.id)}[self.sort_by]
         for key in sorted(groups):
             branch = self.root.add(lit(f"{key} ({len(groups[key])})", "bold", single_line=True),
                                    expand=bool(self.needle) or len(groups) <= 6)
-            for m in sorted(groups[key], key=lambda x: x.title.lower()):
-                label = lit(one_line(m.title, 60), "" if m.is_recallable_by_default else "dim",
-                            single_line=True)
+            for m in sorted(groups[key], key=order):
+                label = Text(m.updated.date().isoformat() + "  ", style="dim")
+                label.append_text(lit(one_line(m.title, 60),
+                                      "" if m.is_recallable_by_default else "dim",
+                                      single_line=True))
                 label.append(f"  {m.type}", style="dim cyan")
+                label.append_text(lit(f"  {m.id}", "dim", single_line=True))
                 if m.status != "active":
                     label.append(f" [{m.status}]", style="yellow")
                 branch.add_leaf(label, data=m.id)
@@ -95,6 +106,10 @@ class VaultTree(VimTree):
         mid = self._cursor_id()
         if mid:
             self.post_message(self.Pin(mid))
+
+    def action_cycle_sort(self) -> None:
+        self.sort_by = self.SORTS[(self.SORTS.index(self.sort_by) + 1) % len(self.SORTS)]
+        self.rebuild()
 
     def action_toggle_group(self) -> None:
         self.group_by = "topic" if self.group_by == "folder" else "folder"
@@ -114,12 +129,21 @@ class VaultTree(VimTree):
 class VaultPane(StatePane):
     """The filter input above the vault tree."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,down", "to_tree", "Leave the filter for the tree", show=False,
+                id="vault.to_tree"),
+    ]
+
+    def action_to_tree(self) -> None:
+        self.query_one(VaultTree).focus()
+
     def compose(self) -> ComposeResult:
         with Vertical():
             with Horizontal(id="vault-filter-row"):
                 yield Label("filter ", id="vault-filter-label")
-                yield Input(placeholder="words in id, title, path, topic, tags",
-                            id="vault-filter", compact=True)
+                yield Input(placeholder="words in id, title, path, topic, tags (↓ or esc: "
+                            "to the tree)", id="vault-filter", compact=True,
+                            select_on_focus=False)
             yield VaultTree(id="vault-tree")
 
     def show_state(self, state: UIState) -> None:

@@ -174,6 +174,8 @@ class RecallWhenScreen(ModalScreen[Any]):
         """sha256 of the file when the editor opened: Save refuses if it changed since."""
         self.phrases = read_phrases(raw.decode("utf-8"))
         self.preview: Any = None
+        self.conflict: EditConflict | None = None
+        """The conflict shown under the editor, if the last save was refused."""
         self.busy = False
         """A preview is running (tests wait for False)."""
 
@@ -249,7 +251,11 @@ class RecallWhenScreen(ModalScreen[Any]):
         except EditConflict as exc:
             for old in self.query("#conflict"):
                 old.remove()
-            self.query_one("#rw-result", Static).update(Text(str(exc), style="bold red"))
+            self.conflict = exc
+            t = Text(str(exc), style="bold red")
+            t.append("\nyour phrases are kept: esc closes this comparison, then ctrl+s writes "
+                     "them onto the version on disk", style="yellow")
+            self.query_one("#rw-result", Static).update(t)
             self.query_one("#recall-when-box").mount(conflict_view(exc))
             return
         except (EditError, ValueError) as exc:
@@ -258,7 +264,22 @@ class RecallWhenScreen(ModalScreen[Any]):
         self.dismiss(applied)
 
     @on(Button.Pressed, "#rw-cancel")
+    def on_cancel_button(self) -> None:
+        self.dismiss(None)
+
     def action_cancel(self) -> None:
+        """Escape: with a conflict shown, close only the comparison and keep the typed
+        phrases (the next save is checked against the version just shown); else cancel."""
+        if self.conflict is not None:
+            self.expected_hash = self.conflict.disk_hash
+            self.conflict = None
+            for old in self.query("#conflict"):
+                old.remove()
+            self.query_one("#rw-result", Static).update(Text(
+                "comparison closed; your phrases are kept: ctrl+s saves them onto the file as "
+                "it is on disk now, esc cancels", style="yellow"))
+            self.query_one("#rw-text").focus()
+            return
         self.dismiss(None)
 
 

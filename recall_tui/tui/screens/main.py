@@ -47,6 +47,10 @@ PANE_ORDER = list(PANES)
 class MainScreen(Screen):
     """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
 
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"), (120, "-wide")]
+    """Under 120 columns the settings bar takes two rows (see app.tcss)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),
         Binding("shift+tab", "pane(-1)", "Previous pane", show=False, id="pane.previous"),
@@ -56,6 +60,10 @@ class MainScreen(Screen):
         Binding("r", "focus_widget('results')", "Hits", show=False, id="focus.hits"),
         Binding("x", "focus_widget('explain')", "Explanation", show=False, id="focus.explain"),
         Binding("i", "focus_widget('pinned')", "Pinned", show=False, id="focus.pinned"),
+        Binding("ctrl+o", "focus_box(1)", "Next box of this pane", show=False,
+                id="focus.next_box"),
+        Binding("ctrl+b", "focus_box(-1)", "Previous box of this pane", show=False,
+                id="focus.previous_box"),
     ]
 
     def __init__(self, request: RecallRequest, presets: list[str], stable_timings: bool) -> None:
@@ -115,6 +123,17 @@ class MainScreen(Screen):
         if widget_id == "explain":
             self.query_one("#detail", ContentSwitcher).current = "explain"
         self.query_one(f"#{widget_id}").focus()
+
+    def action_focus_box(self, step: int) -> None:
+        """Move focus to the next (previous) focusable box of the pane shown (tab switches
+        panes): the stages, hits, detail and pinned boxes of Recall, the knob list, its edit
+        field and the hits of Tuning, the filter and the tree of Vault..."""
+        tab = self.query_one(f"#{self.active_pane()}", TabPane)
+        boxes = [w for w in self.focus_chain if tab in w.ancestors]
+        if not boxes:
+            return
+        i = boxes.index(self.focused) if self.focused in boxes else (-1 if step > 0 else 0)
+        boxes[(i + step) % len(boxes)].focus()
 
     def pane_widget(self, name: str) -> StatePane | None:
         """The pane's widget, built the first time it is asked for (hidden panes are lazy)."""

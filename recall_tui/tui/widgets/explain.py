@@ -20,6 +20,10 @@ def _kv(key: str, value: object, style: str = "") -> Text:
     return out
 
 
+#: What an ExplanationTree shows before its first `show` (differs from any hit and None).
+_NOTHING = object()
+
+
 def _num(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -31,9 +35,14 @@ class ExplanationTree(VimTree):
         super().__init__(Text("explanation"), id=id)
         self.show_root = True
         self.guide_depth = 2
+        self._shown: object = _NOTHING
 
     def show(self, hit: Hit | None) -> None:
-        """Rebuild the tree for `hit` (or an empty tree)."""
+        """Rebuild the tree for `hit` (or an empty tree); nothing to do (no repaint, folds
+        kept) when it shows an equal hit already."""
+        if hit == self._shown:
+            return
+        self._shown = hit
         self.clear()
         if hit is None:
             self.root.set_label(Text("select a hit to see why it ranked", style="dim"))
@@ -41,6 +50,7 @@ class ExplanationTree(VimTree):
         ex = hit.explain
         label = Text(f"#{hit.rank} ", style="bold")
         label.append_text(lit(hit.title, single_line=True))
+        label.append_text(lit(f"  {hit.type}", "dim cyan", single_line=True))
         label.append(f"  score {hit.score:.4f}", style="bold cyan")
         self.root.set_label(label)
 
@@ -51,6 +61,11 @@ class ExplanationTree(VimTree):
                 f"w {c.weight:g}  contribution {_num(c.contribution, 5)}"))
         if not ex.channels:
             ch.add_leaf(Text("no channel scores recorded", style="dim"))
+        if ex.fusion:  # the engine's formula, with its k (older traces have none)
+            rule, *rest = ex.fusion.split("; ")
+            fz = ch.add(lit(rule, "cyan", single_line=True), expand=True)
+            for part in rest:
+                fz.add_leaf(lit(part, "cyan", single_line=True))
 
         if ex.matched_terms:
             mt = self.root.add(Text("matched terms", style="bold"), expand=True)
@@ -89,7 +104,15 @@ class ExplanationTree(VimTree):
             if m.runner_up:
                 mm.add_leaf(_kv("runner-up", m.runner_up))
 
-        self.root.add_leaf(Text(f"final: {_num(ex.final)}", style="bold cyan"))
+        final = self.root.add(Text(f"final: {_num(ex.final)}", style="bold cyan"), expand=True)
+        if ex.scaling:  # the engine's scaling step, part by part (`; ` between parts)
+            first, *rest = ex.scaling.split("; ")
+            sc = final.add(lit(f"scale: {first}", "cyan", single_line=True), expand=True)
+            for part in rest:
+                sc.add_leaf(lit(part, "yellow" if part.startswith("over 100") else "dim",
+                                single_line=True))
+        else:
+            final.add_leaf(Text("scale: not recorded in this trace", style="dim"))
         for note in ex.notes:
             self.root.add_leaf(lit(note, "dim", single_line=True))
         if hit.warnings:
@@ -102,13 +125,25 @@ class ExplanationTree(VimTree):
 class StageDetail(VimTable):
     """One stage's candidates (id, title, raw score, rank, note) and what it dropped."""
 
+    FLEX = ("id", "note", "title")
+    _shown: object = None
+
     def on_mount(self) -> None:
         for label, key in (("rank", "rank"), ("id", "id"), ("title", "title"),
                            ("raw", "raw"), ("note", "note")):
             self.add_column(label, key=key)
 
+    def on_data_table_row_selected(self, event: VimTable.RowSelected) -> None:
+        """Enter on a candidate or a dropped row shows it in full (the whole reason)."""
+        event.stop()
+        self.action_full_row()
+
     def show(self, stage: StageRecord | None, vault: Vault | None) -> None:
-        """Replace the rows with `stage`'s candidates followed by its dropped list."""
+        """Replace the rows with `stage`'s candidates followed by its dropped list (nothing to
+        do when an equal stage of the same vault is shown already)."""
+        if (stage, id(vault)) == self._shown:
+            return
+        self._shown = (stage, id(vault))
         self.clear()
         if stage is None:
             self.border_title = "stage"
@@ -120,11 +155,11 @@ class StageDetail(VimTable):
         for i, c in enumerate(stage.candidates):
             m = vault.get(c.id) if vault is not None else None
             self.add_row(Text(str(c.rank), justify="right"), lit(c.id, single_line=True),
-                         lit(one_line(m.title if m else "", 40), single_line=True),
+                         lit(m.title if m else "", single_line=True),
                          Text(f"{c.score:.4f}", justify="right"),
                          lit(c.note, "dim", single_line=True), key=f"c{i}")
         for i, d in enumerate(stage.dropped):
             m = vault.get(d.id) if vault is not None else None
             self.add_row(Text("✗", style="red", justify="right"), lit(d.id, "red", single_line=True),
-                         lit(one_line(m.title if m else "", 40), single_line=True),
+                         lit(m.title if m else "", single_line=True),
                          Text(""), lit(d.reason, "red", single_line=True), key=f"d{i}")

@@ -33,8 +33,8 @@ class RecallRequest:
     """The query text."""
     preset: str = "default"
     """Preset name."""
-    k: int = 10
-    """Hits asked for."""
+    k: int | None = None
+    """Hits asked for; None: the preset's k (the one rule the CLI follows too)."""
     now: datetime | None = None
     """Pinned `now` (None: the real clock)."""
     as_of: datetime | None = None
@@ -47,6 +47,13 @@ class RecallRequest:
     """Only this memory type, or `any`."""
     verbosity: str = "lean"
     """`lean` or `full`."""
+
+
+def _iso(when: datetime | None) -> str:
+    """A time as the settings bar shows it: to the minute, `Z` for UTC."""
+    if when is None:
+        return ""
+    return when.isoformat(timespec="minutes").replace("+00:00", "Z")
 
 
 def parse_when(text: str) -> datetime | None:
@@ -63,6 +70,10 @@ class QueryBar(Widget):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Leave the bar", show=False, id="query.leave"),
+        Binding("down,ctrl+n", "move_hit(1)", "Next hit (stay in the bar)", show=False,
+                id="query.hit_down"),
+        Binding("up", "move_hit(-1)", "Previous hit (stay in the bar)", show=False,
+                id="query.hit_up"),
     ]
 
     @dataclass
@@ -85,23 +96,24 @@ class QueryBar(Widget):
             yield Input(value=r.query, placeholder="type a query — every keystroke re-runs "
                         "the pipeline", id="query", compact=True)
         with Horizontal(id="settings-row"):
-            yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
-                         id="preset", compact=True, tooltip="preset")
-            yield Label(" k", classes="setting-label")
-            yield Input(str(r.k), id="k", compact=True, type="integer", restrict=r"\d*",
-                        max_length=3)
-            yield Label(" now", classes="setting-label")
-            yield Input(r.now.isoformat(timespec="minutes") if r.now else "", placeholder="clock",
-                        id="now", compact=True)
-            yield Label(" as-of", classes="setting-label")
-            yield Input(r.as_of.isoformat(timespec="minutes") if r.as_of else "",
-                        placeholder="—", id="as-of", compact=True)
-            yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
-                         value=r.type_filter, allow_blank=False, id="type", compact=True,
-                         tooltip="type filter")
-            yield Checkbox("inbox", r.include_inbox, id="inbox", compact=True)
-            yield Checkbox("superseded", r.include_superseded, id="superseded", compact=True)
-            yield Label("", id="settings-error")
+            with Horizontal(id="settings-main"):
+                yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
+                             id="preset", compact=True, tooltip="preset")
+                yield Label("k", classes="setting-label")
+                yield Input("" if r.k is None else str(r.k), id="k", compact=True, type="integer",
+                            restrict=r"\d*", max_length=3, placeholder="·")
+                yield Label("", id="k-source")
+                yield Label("now", classes="setting-label")
+                yield Input(_iso(r.now), placeholder="clock", id="now", compact=True)
+                yield Label("as-of", classes="setting-label")
+                yield Input(_iso(r.as_of), placeholder="—", id="as-of", compact=True)
+            with Horizontal(id="settings-filters"):
+                yield Select([(ANY_TYPE, ANY_TYPE), *((t, t) for t in MEMORY_TYPES)],
+                             value=r.type_filter, allow_blank=False, id="type", compact=True,
+                             tooltip="type filter")
+                yield Checkbox("inbox", r.include_inbox, id="inbox", compact=True)
+                yield Checkbox("superseded", r.include_superseded, id="superseded", compact=True)
+                yield Label("", id="settings-error")
 
     def _emit(self, typed: bool = False, **changes: object) -> None:
         self.request = replace(self.request, **changes)
@@ -118,11 +130,16 @@ class QueryBar(Widget):
     @on(Input.Changed, "#k")
     def _k(self, event: Input.Changed) -> None:
         event.stop()
-        if event.value.isdigit() and int(event.value) > 0:
+        if not event.value.strip():  # empty: back to the preset's k
             self._error("")
-            self._emit(k=int(event.value))
+            if self.request.k is not None:
+                self._emit(k=None)
+        elif event.value.isdigit() and int(event.value) > 0:
+            self._error("")
+            if self.request.k != int(event.value):
+                self._emit(k=int(event.value))
         else:
-            self._error("k must be ≥ 1")
+            self._error("k must be ≥ 1 (empty: the preset's k)")
 
     @on(Input.Changed, "#now")
     @on(Input.Changed, "#as-of")
@@ -159,9 +176,33 @@ class QueryBar(Widget):
         event.stop()
         self._emit(include_superseded=event.value)
 
+    def action_move_hit(self, step: int) -> None:
+        """Move the hits' cursor without leaving the bar (the explanation follows)."""
+        results = self.screen.query_one("#results")
+        if results.row_count:  # type: ignore[attr-defined]
+            self.app.follow_results = True  # type: ignore[attr-defined]
+            results.move_cursor(  # type: ignore[attr-defined]
+                row=max(0, min(results.cursor_row + step, results.row_count - 1)))  # type: ignore[attr-defined]
+
+    @on(Input.Submitted, "#query")
+    def _open_hit(self, event: Input.Submitted) -> None:
+        """Enter in the query opens the highlighted hit (as enter on the hits does)."""
+        event.stop()
+        results = self.screen.query_one("#results")
+        if results.row_count:  # type: ignore[attr-defined]
+            results.action_select_cursor()  # type: ignore[attr-defined]
+
     def action_leave(self) -> None:
         """Hand the keys back to the tables (so letters are bindings again)."""
         self.screen.query_one("#results").focus()
+
+    def show_k(self, k: int | None, source: str) -> None:
+        """Show the k the last recall ran with and where it came from (`preset`, `config
+        file`, `typed`): the placeholder of an empty field is the preset's k."""
+        field = self.query_one("#k", Input)
+        if k is not None:
+            field.placeholder = str(k)
+        self.query_one("#k-source", Label).update(Text(f"({source})", style="dim"))
 
     def set_preset(self, name: str) -> None:
         """Switch the preset select (from a key or the palette)."""

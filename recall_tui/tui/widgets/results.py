@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets.data_table import CellDoesNotExist
 
 from recall_tui.engine.trace import Hit, Trace
-from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 
 STALENESS_STYLE = {"fresh": "green", "aging": "yellow", "stale": "dark_orange", "expired": "red"}
@@ -45,50 +45,100 @@ class ResultsTable(VimTable):
 
         id: str
 
+    FLEX = ("title", "channels", "summary")
+    #: Columns dropped, in this order, when the box is narrow (content width under the
+    #: threshold): the explanation below shows the same facts for the highlighted hit.
+    DROPS: tuple[tuple[int, tuple[str, ...]], ...] = (
+        (76, ("hop", "type")), (56, ("channels",)), (44, ("staleness",)))
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.verbosity = "lean"
+        self.with_mmr = False
+        """The `mmr` column is shown (the trace's hits carry MMR steps)."""
+        self.dropped: tuple[str, ...] = ()
+        """Columns left out for want of width."""
+        self._shown: tuple[Trace | None, Trace | None, str] = (None, None, "lean")
 
     def on_mount(self) -> None:
         self.border_title = "hits"
-        self._columns("lean")
+        self._columns("lean", False, ())
 
-    def _columns(self, verbosity: str) -> None:
+    def _drops_for(self, width: int) -> tuple[str, ...]:
+        out: tuple[str, ...] = ()
+        for threshold, keys in self.DROPS:
+            if 0 < width < threshold:
+                out += keys
+        return out
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        # a hidden pane has no width: redrawing then would re-highlight the top row and move
+        # the current memory
+        if self.size.width and self._drops_for(self.size.width) != self.dropped:
+            with self.prevent(VimTable.RowHighlighted):  # a redraw is not a user's move
+                self.show(*self._shown)
+
+    def _columns(self, verbosity: str, with_mmr: bool, dropped: tuple[str, ...]) -> None:
         self.clear(columns=True)
-        for label, key in (("#", "rank"), ("Δ", "delta"), ("score", "score"),
-                           ("title", "title"), ("type", "type"), ("staleness", "staleness"),
-                           ("hop", "hop"), ("channels", "channels")):
-            self.add_column(label, key=key, width=24 if key == "title" else None)
+        cols = [("#", "rank"), ("Δ", "delta"), ("score", "score")]
+        if with_mmr:  # after MMR the order follows the MMR score, not the relevance score
+            cols.append(("mmr", "mmr"))
+        cols += [("title", "title"), ("type", "type"), ("staleness", "staleness"),
+                 ("hop", "hop"), ("channels", "channels")]
         if verbosity == "full":
-            self.add_column("summary", key="summary")
-        self.verbosity = verbosity
+            cols.append(("summary", "summary"))
+        for label, key in cols:
+            if key not in dropped:
+                self.add_column(label, key=key)
+        self.verbosity, self.with_mmr, self.dropped = verbosity, with_mmr, dropped
 
     def show(self, trace: Trace | None, previous: Trace | None, verbosity: str) -> None:
-        """Replace the rows with `trace`'s hits. A cursor the user moved down stays on the same
-        memory if it is still a hit; a cursor on the top row stays on the top row."""
+        """Show `trace`'s hits. The same hits in the same order only have their changed cells
+        redrawn (the cursor stays); otherwise the rows are rebuilt, and a cursor the user
+        moved down stays on the same memory if it is still a hit; a cursor on the top row
+        stays on the top row."""
+        self._shown = (trace, previous, verbosity)
         current = self.current_id() if self.cursor_row > 0 else None
-        if verbosity != self.verbosity:
-            self._columns(verbosity)
-        else:
-            self.clear()
+        self.border_subtitle = None
+        with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
+        # hidden (no width): keep the columns as they are
+        dropped = self._drops_for(self.size.width) if self.size.width else self.dropped
+        if (verbosity, with_mmr, dropped) != (self.verbosity, self.with_mmr, self.dropped):
+            self._columns(verbosity, with_mmr, dropped)
         if trace is None:
+            if self.row_count:
+                self.clear()
             return
+        if not trace.hits:
+            self.border_subtitle = "no hits: see the stages for where the candidates went"
+        keys = [c.key.value for c in self.ordered_columns]
+        rows = []
         for h in trace.hits:
-            cells = [
-                Text(str(h.rank), justify="right"),
-                rank_change(h, previous),
-                Text(f"{h.score:.3f}", justify="right"),
-                lit(one_line(h.title, 60), single_line=True),
-                lit(h.type, single_line=True),
-                lit(h.staleness, STALENESS_STYLE.get(h.staleness, ""), single_line=True),
-                lit(h.hop or "", "magenta", single_line=True),
-                lit(",".join(h.channels), "cyan", single_line=True),
-            ]
-            if verbosity == "full":
-                cells.append(lit(h.summary, "dim", single_line=True))
-            self.add_row(*cells, key=h.id)
-        if current is not None and trace.hit(current) is not None:
+            cells = {
+                "rank": Text(str(h.rank), justify="right"),
+                "delta": rank_change(h, previous),
+                "score": Text(f"{h.score:.3f}", justify="right"),
+                "mmr": Text("—" if h.explain.mmr is None else f"{h.explain.mmr.mmr:.3f}",
+                            justify="right", style="magenta"),
+                "title": lit(h.title, single_line=True),
+                "type": lit(h.type, single_line=True),
+                "staleness": lit(h.staleness, STALENESS_STYLE.get(h.staleness, ""),
+                                 single_line=True),
+                "hop": lit(h.hop or "", "magenta", single_line=True),
+                "channels": lit(",".join(h.channels), "cyan", single_line=True),
+                "summary": lit(h.summary, "dim", single_line=True),
+            }
+            rows.append((h.id, [cells[k] for k in keys]))
+        rebuilt = self.set_rows(rows)
+        if rebuilt and current is not None and trace.hit(current) is not None:
             self.move_cursor(row=self.get_row_index(current), animate=False)
+
+    def say(self, text: str) -> None:
+        """What the empty table is waiting for (the vault opening, the index building, a
+        query to be typed), in its bottom border."""
+        if not self.row_count:
+            self.border_subtitle = text
 
     def current_id(self) -> str | None:
         """Id of the hit under the cursor."""

@@ -6,8 +6,10 @@ list-like widget, so one keymap entry remaps them everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Tree
@@ -19,16 +21,137 @@ VIM_TABLE_BINDINGS: list[BindingType] = [
     Binding("k", "cursor_up", "Up", show=False, id="list.up"),
     Binding("g", "scroll_top", "First row", show=False, id="list.top"),
     Binding("G", "scroll_bottom", "Last row", show=False, id="list.bottom"),
+    Binding("slash", "find", "Search this list", show=False, id="list.find"),
+    Binding("f", "full_row", "Row in full", show=False, id="list.full"),
 ]
 
 
+def _share(natural: list[int], room: int) -> list[int]:
+    """Widths for the flexible columns, in priority order: each takes what its content needs
+    while leaving FLEX_MIN for each one after it; the last ones get what is left (never
+    under FLEX_MIN)."""
+    widths = []
+    for i, need in enumerate(natural):
+        after = FLEX_MIN * (len(natural) - i - 1)
+        w = max(FLEX_MIN, min(need, room - after))
+        widths.append(w)
+        room -= w
+    return widths
+
+
+def _matches(needle: str, haystack: str) -> bool:
+    return needle.casefold() in haystack.casefold()
+
+
+def _next_match(texts: list[str], needle: str, current: int, step: int) -> int | None:
+    """Index of the first text holding `needle`: from the top (step 0) or after / before
+    `current` (step 1 / -1), wrapping around."""
+    n = len(texts)
+    if not n or not needle:
+        return None
+    order = (range(n) if step == 0 else
+             [(current + step * i) % n for i in range(1, n + 1)])
+    return next((i for i in order if _matches(needle, texts[i])), None)
+
+
+#: A flexible column is never made narrower than this (it scrolls sideways instead).
+FLEX_MIN = 8
+
+
 class VimTable(DataTable):
-    """A row-cursor DataTable with vim motions; cells are Rich `Text`, never markup strings."""
+    """A row-cursor DataTable with vim motions; cells are Rich `Text`, never markup strings.
+
+    Columns named in `flex` share the width the other columns leave (each up to the width its
+    content needs); a cell cut to fit ends in `…`. The full text is one key away (enter on a
+    row opens it wherever the table's owner says)."""
 
     BINDINGS: ClassVar[list[BindingType]] = VIM_TABLE_BINDINGS
+    FLEX: ClassVar[tuple[str, ...]] = ()
+    """The flexible columns of a subclass (the `flex` argument overrides it)."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None,
+                 flex: tuple[str, ...] | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
+        self.flex = self.FLEX if flex is None else flex
+        """Keys of the columns that take the width there is."""
+        self._fit_dirty = True
+
+    def on_resize(self) -> None:
+        self._fit_dirty = True
+
+    async def _on_idle(self, _event: Any) -> None:
+        # DataTable measures new cells in its own idle handler, which runs after this one:
+        # fit the flexible columns once it has (only when something changed, so an idle
+        # table stays idle).
+        if self.flex and (self._fit_dirty or self._updated_cells or
+                          self._require_update_dimensions):
+            self.call_later(self.fit_columns)
+
+    def fit_columns(self) -> None:
+        """Give the flexible columns the width left by the others (no wider than their
+        content); called when the size or the cells change."""
+        self._fit_dirty = False
+        cols = {k.value: c for k, c in self.columns.items()}
+        flex = [cols[k] for k in self.flex if k in cols]
+        # the vertical scrollbar's width is always kept free: it comes and goes with the rows
+        # and its arrival would not trigger a new fit
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        if not flex or width <= 0:
+            return
+        pad = 2 * self.cell_padding
+        fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
+        room = width - fixed - pad * len(flex)
+        natural = [max(c.content_width, 1) for c in flex]
+        widths = _share(natural, room)
+        changed = False
+        for c, w in zip(flex, widths, strict=True):
+            if c.auto_width or c.width != w:
+                c.auto_width, c.width = False, w
+                changed = True
+        if changed:
+            self._require_update_dimensions = True
+            self._clear_caches()
+            self.refresh()
+
+    def row_texts(self) -> list[str]:
+        """Each row's cells as plain text, joined (what `/` searches)."""
+        out = []
+        for r in range(self.row_count):
+            out.append(" ".join(c.plain if isinstance(c, Text) else str(c)
+                                for c in self.get_row_at(r)))
+        return out
+
+    def action_find(self) -> None:
+        """`/`: search every column of this table; the cursor follows the match."""
+        from recall_tui.tui.widgets.popups import FindScreen
+
+        start = self.cursor_row
+        texts = self.row_texts()
+
+        def find(needle: str, step: int) -> bool:
+            i = _next_match(texts, needle, self.cursor_row, step)
+            if i is not None:
+                self.move_cursor(row=i)
+            return i is not None
+
+        def done(keep: bool | None) -> None:
+            if not keep and self.row_count:
+                self.move_cursor(row=min(start, self.row_count - 1))
+            self.focus()
+
+        self.app.push_screen(FindScreen(self.border_title or "this table", find), done)
+
+    def action_full_row(self) -> None:
+        """Show the row under the cursor in full: every column, nothing cut."""
+        from recall_tui.tui.widgets.popups import RowScreen
+
+        if not self.row_count:
+            return
+        labels = [c.label.plain for c in self.ordered_columns]
+        cells = [c if isinstance(c, Text) else Text(str(c))
+                 for c in self.get_row_at(self.cursor_row)]
+        self.app.push_screen(RowScreen(str(self.border_title or "row"),
+                                       list(zip(labels, cells, strict=False))))
 
     def add_column(self, label: Any, *, key: str | None = None, **kwargs: Any):  # type: ignore[override]
         """Columns are keyed by their label unless told otherwise (tests read cells by name)."""
@@ -36,8 +159,96 @@ class VimTable(DataTable):
 
     def add_row(self, *cells: Any, **kwargs: Any):  # type: ignore[override]
         """DataTable parses `str` cells as markup; here a `str` is always shown literally."""
-        safe = [lit(c, single_line=True) if isinstance(c, str) else c for c in cells]
-        return super().add_row(*safe, **kwargs)
+        return super().add_row(*(self.cell(c) for c in cells), **kwargs)
+
+    @staticmethod
+    def cell(value: Any) -> Any:
+        """A cell as this table stores it (`add_row` and `set_rows` both go through here, so
+        a cell handed again compares equal to the one on screen)."""
+        cell = lit(value, single_line=True) if isinstance(value, str) else value
+        if isinstance(cell, Text) and cell.overflow is None:
+            cell.overflow, cell.no_wrap = "ellipsis", True  # a cut cell ends in …
+        return cell
+
+    #: Rendered cells kept by what they show (see `_render_cell`); cleared when this big.
+    CELL_CACHE_MAX = 4096
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Any, width: int,
+                     cursor: bool = False, hover: bool = False) -> Any:
+        """DataTable renders a cell once per *table update* (its cache key holds an update
+        counter, so changing one cell re-renders every visible one). Here a data cell's
+        rendering is also kept by its content, position, width and style: after `set_rows`
+        changed a few cells, only those are rendered again. Header and label cells, and any
+        surprise in DataTable's internals, go to DataTable's own path."""
+        if row_index < 0 or column_index < 0:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        try:
+            row_key = self._row_locations.get_key(row_index)
+            value = self._data[row_key][self._column_locations.get_key(column_index)]
+            key = (_content_key(value), row_index, column_index, base_style, width, cursor,
+                   hover, self._show_hover_cursor, self._pseudo_class_state,
+                   self.rows[row_key].height, self.cell_padding, self.show_cursor,
+                   self.cursor_foreground_priority, self.cursor_background_priority,
+                   self.fixed_rows, self.fixed_columns)
+            cache = self.__dict__.setdefault("_cells_by_content", {})
+        except (AttributeError, KeyError, TypeError):  # DataTable changed: its own path
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        lines = cache.get(key)
+        if lines is None:
+            if len(cache) >= self.CELL_CACHE_MAX:
+                cache.clear()
+            lines = cache[key] = super()._render_cell(row_index, column_index, base_style,
+                                                      width, cursor, hover)
+        return lines
+
+    def notify_style_update(self) -> None:
+        """A theme or CSS change: every kept cell rendering is stale."""
+        self.__dict__.pop("_cells_by_content", None)
+        super().notify_style_update()
+
+    def set_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        """Show `rows` (key, cells). When the keys are the ones on screen, in the same order,
+        only the cells that differ are replaced: no clear, so the cursor, the scroll position
+        and the column widths stay, no highlight event fires, and nothing is repainted when
+        nothing changed. Otherwise the rows are rebuilt. Returns True when it rebuilt."""
+        keys = [key for key, _ in rows]
+        if self.row_count and keys == [r.key.value for r in self.ordered_rows]:
+            columns = list(self.columns.values())
+            for key, cells in rows:
+                for column, new, old in zip(columns, cells, self.get_row(key), strict=False):
+                    new = self.cell(new)
+                    if same_cell(new, old):
+                        continue
+                    grow = _width(new) > column.content_width  # re-measure, maybe widen
+                    self.update_cell(key, column.key, new, update_width=grow)
+            return False
+        self.clear()
+        for key, cells in rows:
+            self.add_row(*cells, key=key)
+        return True
+
+
+def same_cell(a: Any, b: Any) -> bool:
+    """Two cells draw the same: text, spans, base style and justification (rich's own
+    `Text.__eq__` ignores the base style and justification)."""
+    if isinstance(a, Text) and isinstance(b, Text):
+        return (a.plain == b.plain and a.spans == b.spans and str(a.style) == str(b.style)
+                and a.justify == b.justify)
+    return type(a) is type(b) and a == b
+
+
+def _content_key(cell: Any) -> Any:
+    """What a cell draws, as a hashable key (a Text by its text, spans, style, layout)."""
+    if isinstance(cell, Text):
+        return (cell.plain, tuple(cell.spans), str(cell.style), cell.justify, cell.overflow,
+                cell.no_wrap, cell.end)
+    return (type(cell).__name__, str(cell))
+
+
+def _width(cell: Any) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
 class VimTree(Tree):
@@ -48,7 +259,45 @@ class VimTree(Tree):
         Binding("k", "cursor_up", "Up", show=False, id="list.up"),
         Binding("g", "scroll_home", "First row", show=False, id="list.top"),
         Binding("G", "scroll_end", "Last row", show=False, id="list.bottom"),
+        Binding("slash", "find", "Search this tree", show=False, id="tree.find"),
     ]
+
+    def action_find(self) -> None:
+        """`/`: search every node's label (collapsed branches too); the cursor follows."""
+        from recall_tui.tui.widgets.popups import FindScreen
+
+        nodes: list[Any] = []
+
+        def walk(node: Any) -> None:
+            nodes.append(node)
+            for child in node.children:
+                walk(child)
+
+        walk(self.root)
+        texts = [n.label.plain for n in nodes]
+        start = self.cursor_node
+
+        def go(node: Any) -> None:
+            parent = node.parent
+            while parent is not None:
+                parent.expand()
+                parent = parent.parent
+            _ = self._tree_lines  # lay the expanded tree out so the node has its line
+            self.move_cursor(node)
+
+        def find(needle: str, step: int) -> bool:
+            current = nodes.index(self.cursor_node) if self.cursor_node in nodes else 0
+            i = _next_match(texts, needle, current, step)
+            if i is not None:
+                go(nodes[i])
+            return i is not None
+
+        def done(keep: bool | None) -> None:
+            if not keep and start is not None:
+                go(start)
+            self.focus()
+
+        self.app.push_screen(FindScreen("this tree", find), done)
 
     def process_label(self, label: str | Text) -> Text:
         """Tree parses `str` labels as markup; here a `str` is always shown literally."""

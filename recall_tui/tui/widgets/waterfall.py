@@ -39,6 +39,8 @@ def ordered_stages(trace: Trace) -> list[StageRecord]:
 class Waterfall(VimTable):
     """Renders a Trace's stages; highlighting or selecting a row posts `StageChosen`."""
 
+    FLEX = ("note",)
+
     @dataclass
     class StageChosen(Message):
         """The user moved to (or selected) a stage row."""
@@ -49,27 +51,54 @@ class Waterfall(VimTable):
         super().__init__(id=id)
         self.stable_timings = stable_timings
         self.trace: Trace | None = None
+        self.with_bar = True
+        """The latency bar column is shown (left out when the box is narrow)."""
+
+    #: Under this content width the latency bar is left out (the ms column stays).
+    BAR_MIN_WIDTH = 46
 
     def on_mount(self) -> None:
+        self._columns(True)
+        self.border_title = "stages"
+
+    def _columns(self, with_bar: bool) -> None:
+        self.clear(columns=True)
         self.add_column("stage", key="stage")
-        self.add_column("latency", width=BAR_WIDTH, key="bar")
+        if with_bar:
+            self.add_column("latency", width=BAR_WIDTH, key="bar")
         self.add_column("ms", key="ms")
         self.add_column("n", key="n")
         self.add_column("note", key="note")
-        self.border_title = "stages"
+        self.with_bar = with_bar
+
+    def _wants_bar(self) -> bool:
+        if not self.size.width:  # hidden: keep the columns as they are
+            return self.with_bar
+        return self.size.width >= self.BAR_MIN_WIDTH
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        if self._wants_bar() != self.with_bar:
+            with self.prevent(VimTable.RowHighlighted):
+                self.show(self.trace)
 
     def show(self, trace: Trace | None) -> None:
-        """Replace the rows with `trace`'s stages, keeping the cursor on the same stage."""
+        """Show `trace`'s stages: the same stages only have their changed cells redrawn;
+        otherwise the rows are rebuilt, keeping the cursor on the same row."""
         self.trace = trace
         row = self.cursor_row
-        self.clear()
+        if self._wants_bar() != self.with_bar:
+            self._columns(self._wants_bar())
         if trace is None:
+            if self.row_count:
+                self.clear()
             return
         stages = ordered_stages(trace)
         if self.stable_timings:
             top = max((len(s.candidates) for s in stages), default=0)
         else:
             top = max((s.ms for s in stages), default=0.0)
+        rows = []
         for s in stages:
             value = len(s.candidates) if self.stable_timings else s.ms
             hit = s.name == "cache" and trace.cache_hit
@@ -82,15 +111,17 @@ class Waterfall(VimTable):
                 ms = Text("—" if self.stable_timings else f"{s.ms:.1f}", justify="right")
                 note = lit("cache hit" if hit else s.reason, "bold green" if hit else "dim",
                            single_line=True)
-            self.add_row(
+            if s.cached:  # the cached run's record: say so before its own note
+                note = Text.assemble(("cached ", "green"), note)
+            rows.append((s.name, [
                 Text(s.name, style=style),
-                Text(bar(value, top), style="dim" if s.skipped else "cyan"),
+                *([Text(bar(value, top), style="dim" if s.skipped else "cyan")]
+                  if self.with_bar else []),
                 ms,
                 Text(str(len(s.candidates)), style=style or "", justify="right"),
                 note,
-                key=s.name,
-            )
-        if self.row_count:
+            ]))
+        if self.set_rows(rows) and self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
 
     def on_data_table_row_highlighted(self, event: VimTable.RowHighlighted) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from recall_tui.engine.trace import Trace, WhyNot
-from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.vault.model import Vault
 
@@ -28,19 +28,28 @@ def why_text(w: WhyNot) -> Text:
 class PinnedTable(VimTable):
     """One row per pinned memory: its title and the current trace's WhyNot for it."""
 
+    FLEX = ("answer", "title")
+
     def on_mount(self) -> None:
         self.border_title = "pinned — why not?"
         self.add_column("id", key="id")
-        self.add_column("title", key="title", width=22)
+        self.add_column("title", key="title")
         self.add_column("answer", key="answer")
 
+    def on_data_table_row_selected(self, event: VimTable.RowSelected) -> None:
+        """Enter on a pinned row shows its whole answer (nothing cut)."""
+        event.stop()
+        self.action_full_row()
+
     def show(self, pinned: tuple[str, ...], trace: Trace | None, vault: Vault | None) -> None:
-        """Replace the rows with the pinned ids and their answers."""
-        self.clear()
+        """Show the pinned ids and their answers (only changed cells are redrawn)."""
         if not pinned:
+            if self.row_count:
+                self.clear()
             self.border_subtitle = "p pins the highlighted memory, P pins by id"
             return
         self.border_subtitle = None
+        rows = []
         for mid in pinned:
             m = vault.get(mid) if vault is not None else None
             w = trace.why_of(mid) if trace is not None else None
@@ -51,6 +60,7 @@ class PinnedTable(VimTable):
             else:
                 answer = Text("no answer in this trace" if trace is not None else "no recall yet",
                               style="dim")
-            self.add_row(lit(mid, single_line=True),
-                         lit(one_line(m.title if m else "(not in vault)", 40), single_line=True),
-                         answer, key=mid)
+            rows.append((mid, [lit(mid, single_line=True),
+                               lit(m.title if m else "(not in vault)", single_line=True),
+                               answer]))
+        self.set_rows(rows)

@@ -1,0 +1,152 @@
+"""Opening the vault in the UI, progressively: the screen is up at once, the status line
+and the hits box say what is happening (reading, indexing the text, a bar while embedding),
+the engine answers as soon as the text is indexed, and the results update when the vectors
+arrive. The headless part (the staged index) is `recall_tui.tui.staged_open`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual import work
+
+from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
+from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.waterfall import bar
+
+
+class VaultOpening:
+    """The RecallApp's opening worker and the handlers of its messages (a mixin: the state it
+    reads and sets lives on the app)."""
+
+    @work(thread=True, exclusive=True, group="engine")
+    def open_vault(self) -> None:
+        """Read the vault and open the engine, progressively: the UI is up from the start,
+        the status line and the hits box say what is happening, and when the index has
+        memories to embed the engine is handed over as soon as the text is indexed
+        (`EngineReady(vectors_pending=True)`; keyword, fuzzy and topic answer, the vector
+        stage skips with `embedding n / N`), then `VectorsReady` when the vectors exist."""
+        from recall_tui.engine import Engine
+        from recall_tui.engine.config import load_preset
+        from recall_tui.index.embed import make_embedder
+        from recall_tui.tui.staged_open import open_staged
+        from recall_tui.vault.reader import read_vault
+
+        t0 = time.perf_counter()
+        if self._given_engine is not None:
+            engine = self._given_engine
+            self.post_message(EngineReady(engine, engine.vault, 0.0))
+            return
+
+        def phase(text: str, done: int = 0, total: int = 0) -> None:
+            self.call_from_thread(self._progress, text, done, total)
+
+        def progress(done: int, total: int, what: str) -> None:
+            phase(what, done, total)
+
+        handed: list[Any] = []
+        try:
+            phase("reading the vault")
+            vault = read_vault(self.vault_path)
+            kind = self.embedder_kind
+            emb = make_embedder(kind)[0] if isinstance(kind, str) else kind
+            config = load_preset(self.request.preset, vault.root)
+            phase(f"indexing the text of {len(vault.memories):,} memories")
+
+            def text_ready(index: Any) -> None:
+                engine = Engine(vault, index, config, preset=self.request.preset)
+                handed.append(engine)
+                self.post_message(EngineReady(engine, vault, (time.perf_counter() - t0) * 1000,
+                                              vectors_pending=True))
+
+            index = open_staged(vault, emb, progress=progress, text_ready=text_ready)
+        except Exception as exc:  # shown to the user, with the cause
+            if handed:
+                self.post_message(VectorsReady((time.perf_counter() - t0) * 1000,
+                                               f"{type(exc).__name__}: {exc}"))
+            else:
+                self.post_message(EngineFailed(f"{self.vault_path}: {exc}"))
+            return
+        if handed:
+            handed[0].set_vault(vault, index)  # forget what was derived without vectors
+            self.post_message(VectorsReady((time.perf_counter() - t0) * 1000,
+                                           index.report.embed_error))
+        else:
+            engine = Engine(vault, index, config, preset=self.request.preset)
+            self.post_message(EngineReady(engine, vault, (time.perf_counter() - t0) * 1000))
+
+    def _progress(self, text: str, done: int = 0, total: int = 0) -> None:
+        """Opening progress: a phase, or `embed` with counts (drawn as a bar)."""
+        if text == "embed" and total:
+            self.open_progress = (done, total)
+            self.status_text = "embedding"
+        else:
+            self.status_text = text + "…"
+        self._set_status()
+        self._hits_box_note()
+
+    def _hits_box_note(self) -> None:
+        """While the vault opens, the (empty) hits box says what is happening."""
+        main = self.main()
+        if main is None:
+            return
+        results = main.query_one(ResultsTable)
+        if self.engine is None:
+            results.border_title = f"hits · {self.status_text}"
+            results.border_subtitle = "the query runs when the text is indexed"
+        elif self.open_progress is not None:
+            done, total = self.open_progress
+            results.border_title = "hits"
+            results.border_subtitle = (f"vectors: embedding {done:,} / {total:,} · keyword, "
+                                       f"fuzzy and topic answer now")
+        else:
+            results.border_title = "hits"
+            results.border_subtitle = None
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        self.engine, self.vault = message.engine, message.vault
+        self._engines = {message.engine.preset: message.engine}
+        self.vectors_pending = message.vectors_pending
+        self.status_text = "text indexed" if message.vectors_pending else "vault opened"
+        if message.elapsed_ms and not self.stable_timings:
+            self.status_text += f" in {message.elapsed_ms:.0f} ms"
+        if message.vectors_pending and self.open_progress is None:
+            self.open_progress = (0, 0)
+        index = message.engine.index
+        if index is not None and index.report.in_memory and index.report.location_note:
+            self.notify(index.report.location_note, title="index kept in memory",
+                        severity="warning", markup=False, timeout=20)
+        self._hits_box_note()
+        self.refresh_views()
+        self.launch_recall()
+        self.warm_up()
+        if not message.vectors_pending:
+            self.start_watching()
+
+    def on_vectors_ready(self, message: VectorsReady) -> None:
+        """The vectors arrived: every preset's engine forgets its answers made without them
+        and the query runs again, so the results update by themselves."""
+        self.vectors_pending = False
+        self.open_progress = None
+        for engine in self._engines.values():
+            if engine is not self.engine:
+                engine.set_vault(self.engine.vault, self.engine.index)
+            engine.clear_cache()
+        if message.error:
+            self.status_text = "vectors unavailable"
+            self.notify(message.error, title="vectors unavailable", severity="warning",
+                        markup=False, timeout=15)
+        else:
+            self.status_text = "vectors ready"
+            if not self.stable_timings:
+                self.status_text += f" in {message.elapsed_ms / 1000:.1f} s"
+        self._hits_box_note()
+        self.launch_recall()
+        self.start_watching()
+
+
+def progress_bar(done: int, total: int, width: int = 20) -> str:
+    """`done / total` as a bar of eighth blocks, padded to `width` cells."""
+    filled = bar(done, total, width) if done else ""
+    return filled + " " * (width - len(filled))

@@ -1,0 +1,274 @@
+"""Keystroke to paint: no debounce, only the newest request waits, and what is repainted.
+
+The engine is the real one over a copy of the sample vault. To type "while a recall runs"
+without depending on the machine's speed, `GatedEngine` holds each recall's thread at a gate
+(a `threading.Event`) before the real `Engine.recall` runs; the test opens the gate when it
+has typed what it wants. Everything waits for conditions (tests/waiting.py), never a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from recall_tui.engine import open_engine
+from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.messages import RecallDone
+from recall_tui.tui.settings import load_settings
+from tests.conftest import PINNED_NOW
+from tests.waiting import wait_until
+
+SIZE = (120, 36)
+
+
+@pytest.fixture(scope="module")
+def engine(session_vault_copy):
+    return open_engine(session_vault_copy, preset="default", embedder="local")
+
+
+class GatedEngine:
+    """The real engine; each `recall` first waits for `gate` and counts itself in `started`."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.gate = threading.Event()
+        self.started: list[str] = []
+        self.threads_inside = 0
+        self.most_inside = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def recall(self, query: str, **kw: Any) -> Any:
+        with self._lock:
+            self.started.append(query)
+            self.threads_inside += 1
+            self.most_inside = max(self.most_inside, self.threads_inside)
+        try:
+            assert self.gate.wait(120), "the test never opened the gate"
+            return self._engine.recall(query, **kw)
+        finally:
+            with self._lock:
+                self.threads_inside -= 1
+
+
+def new_app(engine: Any, **kw: Any) -> RecallApp:
+    engine.clear_cache()
+    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
+
+
+async def test_a_key_runs_its_recall_at_once_without_a_timer(engine):
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        runs = app.recall_runs
+        await pilot.press("k")
+        # pilot.press returns once the key's messages are handled: the recall thread has
+        # already been started (a debounce would still be waiting on its timer here)
+        assert app.recall_runs == runs + 1
+        assert app._running_seq == app.seq or app.applied_seq == app.seq
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == "k", "the recall of 'k' to be applied")
+
+
+async def test_keys_typed_while_a_recall_runs_cost_one_more_recall_of_the_final_text(engine):
+    gated = GatedEngine(engine)
+    app = new_app(gated)
+    done: list[RecallDone] = []
+    hook = lambda m: done.append(m) if isinstance(m, RecallDone) else None  # noqa: E731
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        await pilot.press("p")
+        await wait_until(pilot, lambda: gated.started == ["p"],
+                         "the first recall to reach the engine")
+        # five more keys while that recall is held: none starts a thread of its own
+        await pilot.press(*"ostgr")
+        await wait_until(pilot, lambda: app.request.query == "postgr", "the keys to land")
+        assert gated.started == ["p"] and app.recall_runs == 1
+        assert app.recall_pending
+        gated.gate.set()
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None,
+                         "the waiting request to be recalled and applied")
+        await wait_until(pilot, lambda: app._running_seq is None, "the last thread to end")
+        # exactly two recalls: the one that was running (cancelled, its answer never shown)
+        # and the final text's; never two threads at once; one answer applied
+        assert gated.started == ["p", "postgr"]
+        assert app.recall_runs == 2 and gated.most_inside == 1
+        assert app.trace.query == "postgr"
+        assert [m.trace.query for m in done] == ["postgr"]
+        assert app.main().query_one("#results").row_count == len(app.trace.hits)
+
+
+async def test_clearing_the_query_while_a_recall_runs_starts_nothing_more(engine):
+    gated = GatedEngine(engine)
+    app = new_app(gated)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: gated.started == ["x"], "the recall of 'x' to start")
+        await pilot.press("y", "backspace", "backspace")
+        await wait_until(pilot, lambda: app.request.query == "", "the query to be empty")
+        gated.gate.set()
+        await wait_until(pilot, lambda: app._running_seq is None, "the held thread to end")
+        assert gated.started == ["x"] and app.trace is None and not app.recall_pending
+
+
+def test_the_deprecated_debounce_key_still_loads_and_says_it_is_ignored(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[ui]\ndebounce_ms = 120\n", encoding="utf-8")
+    s = load_settings(cfg, environ={})
+    assert s.debounce_ms == 120
+    assert len(s.notices) == 1 and "debounce_ms" in s.notices[0] and str(cfg) in s.notices[0]
+    assert load_settings(tmp_path / "none.toml", environ={}).notices == ()
+
+
+class GatedEmbedder:
+    """The real local embedder; its first batch of documents (the index's embedding) waits
+    for `gate`, so the test sees the app between 'text indexed' and 'vectors made'."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.gate = threading.Event()
+        self.held = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed(self, texts: Any) -> Any:
+        if len(texts) > 1 and not self.gate.is_set():
+            self.held.set()
+            assert self.gate.wait(300), "the test never opened the gate"
+        return self._inner.embed(texts)
+
+
+async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(bare_vault_copy):
+    from recall_tui.index.embed import make_embedder
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    gated = GatedEmbedder(make_embedder("local")[0])
+    app = make_app(bare_vault_copy, now=PINNED_NOW, embedder=gated)
+    query = "postgres upgrade"
+    async with app.run_test(size=SIZE) as pilot:
+        # the engine is handed over while the index is still embedding (the gate holds it)
+        await wait_until(pilot, lambda: app.engine is not None and app.vectors_pending,
+                         "the engine to answer before the vectors exist", timeout=120)
+        # (the engine is handed over just before the first batch is embedded)
+        await wait_until(pilot, gated.held.is_set, "the first batch to reach the embedder")
+        assert not gated.gate.is_set()
+        results = app.main().query_one(ResultsTable)
+        assert "embedding 0 / " in str(results.border_subtitle)
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor(query)
+        await wait_until(pilot, lambda: not app.answer_pending and app.trace is not None
+                         and app.trace.query == query, "the text-only recall")
+        assert app.recall_pending  # the re-run with vectors is still to come
+        vector = app.trace.stage("vector")
+        assert vector.skipped and vector.reason.startswith("embedding 0 / ")
+        total = int(vector.reason.split("/")[1].replace(",", ""))
+        assert total >= len(app.vault.memories)
+        assert app.trace.stage("keyword").candidates and app.trace.hits
+        wf = app.main().query_one(Waterfall)
+        assert str(wf.get_cell("vector", "note")) == vector.reason
+        text_only = app.trace
+        # the vectors arrive: the query runs again by itself, now with the vector channel
+        gated.gate.set()
+        await wait_until(pilot, lambda: not app.vectors_pending and not app.recall_pending
+                         and app.trace is not text_only and app.trace.query == query,
+                         "the results to update when the vectors arrive", timeout=300)
+        vector = app.trace.stage("vector")
+        assert not vector.skipped and vector.candidates
+        assert "vector" in {c for h in app.trace.hits for c in h.channels}
+        assert results.border_subtitle is None
+        assert app.open_progress is None
+
+
+def _renumbered(trace: Any) -> Any:
+    """The same trace with every hit's score and every stage's ms changed (the numbers of a
+    re-run that ranked the same memories the same way)."""
+    from dataclasses import replace
+
+    hits = tuple(replace(h, score=h.score / 2 + 0.0001) for h in trace.hits)
+    stages = tuple(replace(s, ms=s.ms + 1.25) for s in trace.stages)
+    return replace(trace, hits=hits, stages=stages)
+
+
+async def test_changed_numbers_redraw_only_their_cells(engine):
+    from rich.text import Text
+
+    from recall_tui.tui.widgets.explain import ExplanationTree
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    chosen: list[Any] = []
+    hook = (lambda m: chosen.append(m)  # noqa: E731
+            if isinstance(m, ResultsTable.HitChosen) else None)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor("postgres upgrade")
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and len(app.trace.hits) >= 3, "the recall")
+        results = app.main().query_one(ResultsTable)
+        wf = app.main().query_one(Waterfall)
+        tree = app.main().query_one(ExplanationTree)
+        results.focus()
+        results.move_cursor(row=2, animate=False)
+        await wait_until(pilot, lambda: app.current_id == app.trace.hits[2].id,
+                         "the third hit to be current")
+        first = app.trace
+        keys = [h.id for h in first.hits]
+        titles = [results.get_cell(k, "title") for k in keys]
+        names = [wf.get_cell(s.name, "stage") for s in first.stages]
+        branches = list(tree.root.children)
+        await pilot.pause()  # deliver what the cursor move already posted
+        chosen.clear()
+
+        again = _renumbered(first)
+        app._apply(again)
+        await pilot.pause()
+        # the rows stayed (same keys, cursor on the same memory, no highlight event), the
+        # unchanged cells are the very objects drawn before, the numbers are the new ones
+        assert [r.key.value for r in results.ordered_rows] == keys
+        # (a rebuild would clear the cursor to row 0 first, choosing the top hit)
+        assert results.cursor_row == 2 and app.current_id == keys[2]
+        assert all(m.id == keys[2] for m in chosen)
+        assert [results.get_cell(k, "title") for k in keys] == titles
+        assert all(a is b for a, b in zip(
+            [results.get_cell(k, "title") for k in keys], titles, strict=True))
+        for h in again.hits:
+            assert results.get_cell(h.id, "score").plain == f"{h.score:.3f}"
+        assert all(a is b for a, b in zip(
+            [wf.get_cell(s.name, "stage") for s in first.stages], names, strict=True))
+        for s in again.stages:
+            if not s.skipped:
+                assert wf.get_cell(s.name, "ms").plain == f"{s.ms:.1f}"
+        # the explanation shows the new score: rebuilt, because its hit changed
+        assert f"{again.hits[2].score:.4f}" in str(tree.root.label)
+        assert list(tree.root.children) != branches
+        # an equal hit again: the tree is not rebuilt (same nodes)
+        kept = list(tree.root.children)
+        app.refresh_views()
+        assert list(tree.root.children) == kept and all(
+            a is b for a, b in zip(tree.root.children, kept, strict=True))
+
+        # a different set of hits rebuilds the rows
+        from dataclasses import replace
+
+        other = replace(first, hits=tuple(reversed(first.hits)))
+        app._apply(other)
+        await pilot.pause()
+        assert [r.key.value for r in results.ordered_rows] == [h.id for h in other.hits]
+        assert isinstance(results.get_cell(other.hits[0].id, "title"), Text)
