@@ -27,6 +27,8 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(base / "data"))
+    # A recall service a hook starts on demand for a test's vault exits soon after the test.
+    monkeypatch.setenv("RECALL_TUI_SERVE_IDLE", "20")
 
 
 @pytest.fixture(scope="session")

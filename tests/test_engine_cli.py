@@ -87,7 +87,8 @@ def test_session_start_injects_always_load(session_vault_copy):
 
 def test_prompt_submit_dedups_always_load(session_vault_copy):
     payload = {"prompt": "never touch production without an explicit OK kubectl", "session_id": "s1"}
-    out, _ = hook("prompt-submit", session_vault_copy, payload, "--budget-ms", "20000")
+    out, _ = hook("prompt-submit", session_vault_copy, payload, "--budget-ms", "20000",
+                  "--transparency")
     hso = out["hookSpecificOutput"]
     assert hso["hookEventName"] == "UserPromptSubmit"
     line = hso["additionalContext"].splitlines()[0]
@@ -118,4 +119,5 @@ def test_prompt_submit_fits_its_budget_once_warm(session_vault_copy):
     out, err = hook("prompt-submit", session_vault_copy, {"prompt": "postgres upgrade"})
     assert "over the" not in err, err  # the default 300 ms budget, measured in the command
     assert out["hookSpecificOutput"]["additionalContext"].startswith("Loaded ")
-    assert "relevant entries: " in out["systemMessage"]
+    assert "relevant entries: " in out["hookSpecificOutput"]["additionalContext"]
+    assert "systemMessage" not in out  # the transparency line is opt-in (issue 12)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual.command import CommandList
 from textual.widgets import Input, Markdown
 
 from recall_tui.engine import open_engine
@@ -31,6 +32,7 @@ from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW
+from tests.waiting import TIMEOUT, wait_until
 
 SIZE = (120, 36)
 QUERY = "postgres upgrade"
@@ -47,14 +49,24 @@ def new_app(engine, **kw) -> RecallApp:
     return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
-async def settle(pilot, app: RecallApp, timeout: float = 30.0) -> None:
-    """Wait until no recall is pending (debounce over, the latest answer applied)."""
-    deadline = time.monotonic() + timeout
-    await pilot.pause(0.05)
-    while app.recall_pending:
-        assert time.monotonic() < deadline, "the recall never finished"
-        await pilot.pause(0.05)
-    await pilot.pause(0.05)
+def recall_settled(app: RecallApp) -> bool:
+    """No recall is pending and the trace applied is the one of the app's current request
+    (or none, for an empty query)."""
+    if app.main() is None or app.engine is None or app.recall_pending:
+        return False
+    query = app.request.query
+    if not query.strip():
+        return app.trace is None
+    return app.trace is not None and app.trace.query == query
+
+
+async def settle(pilot, app: RecallApp, timeout: float = TIMEOUT) -> None:
+    """Wait until the recall of the query on screen is applied, then let the views paint."""
+    await pilot.pause()  # deliver what is already posted (the bar's change -> a request)
+    await wait_until(pilot, lambda: recall_settled(app),
+                     f"the recall of the query on screen to be applied (pending="
+                     f"{app.recall_pending})", timeout)
+    await pilot.pause()
 
 
 async def type_query(pilot, app: RecallApp, text: str) -> None:
@@ -78,12 +90,12 @@ def screen_text(app: RecallApp) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-async def wait_for_text(pilot, app: RecallApp, needle: str, timeout: float = 10.0) -> str:
+async def wait_for_text(pilot, app: RecallApp, needle: str, timeout: float = TIMEOUT) -> str:
     """Poll the screen until `needle` is on it (widgets like Markdown render asynchronously)."""
     deadline = time.monotonic() + timeout
     while needle not in (text := screen_text(app)):
         assert time.monotonic() < deadline, f"{needle!r} never appeared on screen:\n{text}"
-        await pilot.pause(0.05)
+        await pilot.pause(0.02)
     return text
 
 
@@ -173,8 +185,10 @@ async def test_selecting_a_stage_lists_its_candidates(engine):
         assert app.focused is wf
         for _ in range(STAGE_ORDER.index("keyword")):
             await pilot.press("j")
-        await pilot.pause(0.1)
         detail = app.main().query_one(StageDetail)
+        await wait_until(pilot, lambda: app.main().query_one("#detail").current == "stage-detail"
+                         and detail.row_count == len(keyword.candidates) + len(keyword.dropped),
+                         "the keyword stage's candidates in the stage detail")
         assert app.main().query_one("#detail").current == "stage-detail"
         rows = [cell_text(detail, r, "id") for r in range(detail.row_count)]
         assert rows == [c.id for c in keyword.candidates] + [d.id for d in keyword.dropped]
@@ -186,8 +200,10 @@ async def test_explanation_tree_shows_channels_terms_and_boosts(engine):
     async with app.run_test(size=SIZE) as pilot:
         await add_to_query(pilot, app, QUERY)
         await pilot.press("escape", "r", "j")  # second hit
-        await pilot.pause(0.1)
         hit = app.trace.hits[1]
+        await wait_until(pilot, lambda: app.current_id == hit.id
+                         and hit.title in tree_labels(app.main().query_one(ExplanationTree))[0],
+                         "the second hit to be explained")
         assert app.current_id == hit.id
         labels = tree_labels(app.main().query_one(ExplanationTree))
         joined = "\n".join(labels)
@@ -243,7 +259,8 @@ async def test_stale_results_are_dropped_and_the_last_query_wins(engine):
         late = engine.recall("kubernetes", now=PINNED_NOW)
         before = app.stale_dropped
         app.post_message(RecallDone(app.seq - 1, late, 1.0))
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.stale_dropped == before + 1,
+                         "the late answer to be dropped")
         assert app.stale_dropped == before + 1
         assert app.trace.query == "vegetarian diet"
         table = app.main().query_one(ResultsTable)
@@ -272,7 +289,8 @@ async def test_supersession_entities_and_problems_panes(engine, tmp_path):
         await settle(pilot, app)
         app.set_current(chain.ids[0])
         await pilot.press("escape", "3")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.main().query_one("#chain-table", VimTable).row_count
+                         == len(chain.ids), "the chain table to list the chain")
         t = app.main().query_one("#chain-table", VimTable)
         assert [cell_text(t, r, "id") for r in range(t.row_count)] == list(chain.ids)
         for r, mid in enumerate(chain.ids):
@@ -283,7 +301,8 @@ async def test_supersession_entities_and_problems_panes(engine, tmp_path):
         await add_to_query(pilot, app, "postgres billing")
         app.set_current(with_edges.id)
         await pilot.press("escape", "4")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.main().query_one("#entity-edges", VimTable).row_count
+                         == len(with_edges.edges), "the entity edges of the memory")
         edges = app.main().query_one("#entity-edges", VimTable)
         assert [(cell_text(edges, r, "subject"), cell_text(edges, r, "relation"),
                  cell_text(edges, r, "object")) for r in range(edges.row_count)] == \
@@ -309,7 +328,8 @@ async def test_problems_pane_lists_the_readers_problems(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         await pilot.press("escape", "8")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.main().query_one("#problems-table", VimTable).row_count
+                         == len(eng.vault.problems), "the problems table to be filled")
         t = app.main().query_one("#problems-table", VimTable)
         assert t.row_count == len(eng.vault.problems)
         p = eng.vault.problems[0]
@@ -325,10 +345,12 @@ async def test_mmr_and_timings_panes_render_the_trace(engine):
         trace = app.trace
         assert trace.preset == "abmind"
         await pilot.press("escape", "5")
-        await pilot.pause(0.3)
         mmr = trace.stage("mmr")
-        table = app.main().query_one("#mmr-table", VimTable)
         steps = sorted((h.explain.mmr for h in trace.hits if h.explain.mmr), key=lambda s: s.step)
+        await wait_until(pilot, lambda: app.main().query_one("#mmr-table", VimTable).row_count
+                         >= len(steps) and str(app.main().query_one("#mmr-head").content),
+                         "the MMR pane to draw the trace")
+        table = app.main().query_one("#mmr-table", VimTable)
         if mmr.skipped:
             assert f"mmr skipped: {mmr.reason}" in screen_text(app)
         else:
@@ -338,7 +360,8 @@ async def test_mmr_and_timings_panes_render_the_trace(engine):
             assert cell_text(table, r, "penalty") == f"{s.penalty:.4f}"
             assert cell_text(table, r, "closest") == (s.closest_id or "")
         await pilot.press("6")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.main().query_one("#timings-table", VimTable).row_count
+                         >= len(app.timings), "the timings table to list every stage")
         timings = app.main().query_one("#timings-table", VimTable)
         rows = {cell_text(timings, r, "stage"): r for r in range(timings.row_count)}
         for name, values in app.timings.items():
@@ -355,13 +378,20 @@ async def test_vault_browser_filters_opens_and_pins(engine):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         await pilot.press("escape", "7")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.main().query_one("#vault-filter"),
+                         "the vault pane to be built")
         app.main().query_one("#vault-filter").focus()
         await pilot.press(*target.id[:3])
         app.main().query_one("#vault-filter", Input).insert_text_at_cursor(target.id[3:])
-        await pilot.pause(0.4)
         tree = app.main().query_one(VaultTree)
-        leaves = [n for n in tree.root.children for n in n.children]
+
+        def filtered() -> list:
+            return [n for n in tree.root.children for n in n.children]
+
+        await wait_until(pilot, lambda: target.id in [n.data for n in filtered()]
+                         and len(filtered()) < len(engine.vault.memories),
+                         "the vault tree to be filtered down to the typed id")
+        leaves = filtered()
         assert target.id in [n.data for n in leaves]
         assert len(leaves) < len(engine.vault.memories)
         await pilot.press("enter")  # to the tree
@@ -426,7 +456,9 @@ async def test_every_binding_has_an_id_and_is_in_help_and_palette(engine):
         # a real trip through the palette: switch preset
         await pilot.press("ctrl+p")
         await pilot.press(*"Preset: memoturn")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Preset: memoturn" in str(
+            app.screen.query_one(CommandList).get_option_at_index(0).prompt),
+            "the palette to offer the memoturn preset first")
         await pilot.press("enter")
         await settle(pilot, app)
         assert isinstance(app.screen, MainScreen)

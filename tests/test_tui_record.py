@@ -6,7 +6,6 @@ Markdown on the clipboard), the embedder warm start, and key names shown as type
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -21,6 +20,7 @@ from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
+from tests.waiting import wait_until
 
 
 def status_text(app) -> str:
@@ -31,13 +31,6 @@ def status_text(app) -> str:
 @pytest.fixture()
 def engine(vault_copy):
     return open_engine(vault_copy, preset="default", embedder="local")
-
-
-async def wait_until(pilot, cond, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(engine, vault_copy):
@@ -98,7 +91,9 @@ async def test_bug_report_without_a_query_says_so(engine, vault_copy):
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("B")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: any("type a query first" in str(n.message)
+                                            for n in app._notifications),
+                         "the notice that a report needs a query")
         assert app.last_report is None
         assert any("type a query first" in str(n.message) for n in app._notifications)
 
@@ -123,8 +118,8 @@ async def test_help_shows_keys_as_typed(engine, vault_copy):
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("question_mark")
-        await pilot.pause(0.1)
-        assert isinstance(app.screen, HelpScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen)
+                         and app.screen.query_one(VimTable).row_count > 0, "the help screen")
         table = app.screen.query_one(VimTable)
         rows = {str(table.get_row_at(r)[2]): str(table.get_row_at(r)[1])
                 for r in range(table.row_count)}

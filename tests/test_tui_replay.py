@@ -22,6 +22,7 @@ from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle, tree_labels, wait_for_text
+from tests.waiting import wait_until
 
 QUERIES = ("postgres upgrade", " billing")
 
@@ -69,15 +70,16 @@ async def test_replay_shows_what_the_live_app_showed(recording):
     app = make_replay_app(traces, path)
     assert isinstance(app, ReplayApp) and app.engine is None and app.vault is not None
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
-        assert rendered(app) == shown[0]
+        await wait_until(pilot, lambda: rendered(app) == shown[0],
+                         "the first recorded trace drawn as the live app drew it")
+        await wait_for_text(pilot, app, "trace 1 of 2")
         text = screen_text(app)
         assert "REPLAY" in text and "trace 1 of 2" in text
         assert str(path) in str(app.main().query_one("#replay-bar").content)  # the source
         app.main().query_one("#results").focus()
         await pilot.press("right_square_bracket")
-        await pilot.pause(0.2)
-        assert app.trace is traces[1] and rendered(app) == shown[1]
+        await wait_until(pilot, lambda: app.trace is traces[1] and rendered(app) == shown[1],
+                         "the second recorded trace drawn as the live app drew it")
         assert app.main().query_one("#query", Input).value == traces[1].query
         assert "trace 2 of 2" in screen_text(app)
         # the vault is here: the memory pane shows the highlighted hit
@@ -86,7 +88,9 @@ async def test_replay_shows_what_the_live_app_showed(recording):
         # editing the query is refused: the recorded query stays, a notice says why
         app.main().query_one("#query", Input).focus()
         await pilot.press("x")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: any("read only" in str(n.message)
+                                            for n in app._notifications),
+                         "the notice that a replay is read only")
         assert app.main().query_one("#query", Input).value == traces[1].query
         assert app.trace is traces[1]
         assert any("read only" in str(n.message) for n in app._notifications)
@@ -100,14 +104,17 @@ async def test_replay_without_the_vault_says_not_available(recording, tmp_path):
     app = make_replay_app(traces, path)
     assert app.vault is None
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
-        assert rendered(app) == shown[0]  # the trace panes need no vault
+        # the trace panes need no vault
+        await wait_until(pilot, lambda: rendered(app) == shown[0],
+                         "the first recorded trace drawn without the vault")
         app.main().query_one("#results").focus()
         for key, name in (("2", "memory"), ("4", "entities"), ("7", "vault")):
             await pilot.press(key)
             await wait_for_text(pilot, app, f"{name}: {NOT_AVAILABLE}")
         await pilot.press("5")  # MMR is drawn from the trace: no stand-in there
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.main().active_pane() == "mmr"
+                         and str(app.main().query_one("#mmr-head").content),
+                         "the MMR pane drawn from the trace")
         assert f"mmr: {NOT_AVAILABLE}" not in screen_text(app)
         assert type(app.main().pane_widget("mmr")).__name__ == "MMRPane"
 

@@ -55,9 +55,9 @@ def test_unknown_binding_ids_are_reported():
     assert unknown_ids({"app.help": "f1", "app.hlep": "f2"}) == ["app.hlep"]
 
 
-def test_clean_removes_escape_sequences_and_controls():
+def test_clean_makes_escape_sequences_and_controls_visible():
     raw = "a\x1b[2Jb\x1b]52;c;Zm9v\x07c\x1b]0;title\x1b\\d\x07e\x9b31mf\x00g\th\ni\x1bPq\x1b\\j\x7f"
-    assert clean(raw) == "abcdef" + "g\th\nij"
+    assert clean(raw) == ("a␛[2Jb␛]52;c;Zm9v␇c␛]0;title␛\\d␇e\\x9b31mf␀g\th\ni␛Pq␛\\j␡")
     assert clean("[bold]x[/] $var") == "[bold]x[/] $var"  # markup is not our business here
 
 

@@ -8,13 +8,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from recall_tui.engine import open_engine
 from tests.conftest import PINNED_NOW
+from tests.waiting import TIMEOUT, wait_until_sync
 
 pytestmark = pytest.mark.slow
 
@@ -53,23 +53,20 @@ def test_recall_tui_in_tmux(session_vault_copy, tmp_path):
         def screen() -> str:
             return _tmux(socket, "capture-pane", "-p", "-t", "t").stdout
 
-        deadline = time.monotonic() + 60
-        while "vault opened" not in screen():
-            assert time.monotonic() < deadline, f"the UI never opened the vault:\n{screen()}"
-            time.sleep(0.2)
+        wait_until_sync(lambda: "vault opened" in screen(), "the UI to open the vault",
+                        timeout=TIMEOUT * 2)
+        # While the query bar has focus it takes printable keys, so the footer offers no `q`.
+        assert "Quit" not in screen()
         _tmux(socket, "send-keys", "-t", "t", "-l", QUERY)
-        deadline = time.monotonic() + 30
-        while expected[:20] not in (text := screen()):
-            assert time.monotonic() < deadline, f"{expected!r} never appeared:\n{text}"
-            time.sleep(0.2)
+        wait_until_sync(lambda: expected[:20] in screen(), f"the top hit {expected!r} on screen")
+        text = screen()
         assert "keyword" in text and "hits" in text
         _tmux(socket, "send-keys", "-t", "t", "Escape")
-        time.sleep(0.3)
+        # The focus left the query bar once the footer offers `q` (a key sent before that
+        # could be read together with the escape as alt+q).
+        wait_until_sync(lambda: "Quit" in screen(), "the footer to offer q Quit after escape")
         _tmux(socket, "send-keys", "-t", "t", "q")
-        deadline = time.monotonic() + 15
-        while not rc_file.exists():
-            assert time.monotonic() < deadline, f"`q` did not quit:\n{screen()}"
-            time.sleep(0.2)
+        wait_until_sync(rc_file.exists, "`q` to quit the UI")
         assert rc_file.read_text().strip() == "0"
     finally:
         _tmux(socket, "kill-server")

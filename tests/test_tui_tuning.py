@@ -9,7 +9,6 @@ test asks the engine for itself; every write is checked byte for byte on disk.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,8 @@ from recall_tui.tuning.compare import diff_rankings, rank_deltas
 from recall_tui.tuning.golden import run_golden
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
+from tests.test_tui_app import settle
+from tests.waiting import TIMEOUT, wait_until
 
 SIZE = (140, 40)
 QUERY = "postgres upgrade"
@@ -44,21 +45,18 @@ def new_app(engine, **kw) -> RecallApp:
     return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
-async def until(pilot, cond, timeout: float = 60.0, what: str = "condition") -> None:
-    """Poll `cond()` between pauses of the app (bounded)."""
-    deadline = time.monotonic() + timeout
-    await pilot.pause(0.05)
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+async def until(pilot, cond, timeout: float = TIMEOUT, what: str = "condition") -> None:
+    """Poll `cond()` between pauses of the app (bounded; see tests/waiting.py)."""
+    await pilot.pause()
+    await wait_until(pilot, cond, what, timeout)
 
 
 async def open_tuning(pilot, app: RecallApp, query: str, key: str = "t") -> TuningPane:
-    await until(pilot, lambda: not app.recall_pending, what="first recall")
+    await settle(pilot, app)
     field = app.main().query_one("#query", Input)
     field.focus()
     field.insert_text_at_cursor(query)
-    await until(pilot, lambda: not app.recall_pending, what="recall")
+    await settle(pilot, app)
     app.main().query_one("#results").focus()
     await pilot.press(key)
     await until(pilot, lambda: bool(app.main().query(TuningPane)), what="tuning pane")
@@ -82,7 +80,7 @@ async def set_knob(pilot, pane: TuningPane, path: str, value: str) -> None:
     table = pane.query_one("#knob-table", VimTable)
     table.focus()
     table.move_cursor(row=table.get_row_index(path), animate=False)
-    await pilot.pause(0.05)
+    await until(pilot, lambda: table.cursor_row == table.get_row_index(path), what=f"{path}'s row")
     await pilot.press("enter")
     field = pane.query_one("#knob-input", Input)
     assert field.has_focus
@@ -107,7 +105,8 @@ async def test_knob_change_reranks_and_delta_column_follows_compare(engine):
         # enter on a switch flips it: the keyword channel off changes the ranking
         table.focus()
         table.move_cursor(row=table.get_row_index("keyword.enabled"), animate=False)
-        await pilot.pause(0.05)
+        await until(pilot, lambda: table.cursor_row == table.get_row_index("keyword.enabled"),
+                    what="the keyword.enabled row")
         await pilot.press("enter")
         await until(pilot, lambda: not pane.busy and pane.config != base, what="re-run")
         await until(pilot, lambda: not pane.busy)
@@ -276,6 +275,6 @@ async def test_editor_key_without_editor_says_so(engine, monkeypatch):
         await open_tuning(pilot, app, QUERY)
         before = Path(engine.vault.root, engine.vault.get(app.current_id).path).read_bytes()
         await pilot.press("e")
-        await pilot.pause()
-        assert any("$EDITOR is not set" in str(n.message) for n in app._notifications)
+        await until(pilot, lambda: any("$EDITOR is not set" in str(n.message)
+                                       for n in app._notifications), what="the $EDITOR notice")
         assert Path(engine.vault.root, engine.vault.get(app.current_id).path).read_bytes() == before

@@ -28,6 +28,10 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "synth": "synth",
     "bench": "bench",
+    "preset": "preset_cmd",
+    "serve": "serve",
+    "mcp": "mcp_cmd",
+    "log": "log_cmd",
 }
 
 #: One-line help per command, kept here so `--help` imports no command module.
@@ -38,12 +42,16 @@ HELP: dict[str, str] = {
     "query": "run one recall and print its hits and trace",
     "load": "print one memory (load_memory, lean or full)",
     "eval": "score presets on judged queries: recall@k, MRR, nDCG@k",
-    "hook": "Claude Code hooks: session-start and prompt-submit",
+    "hook": "Claude Code hooks: session-start, prompt-submit, install",
     "edit": "change a memory's recall_when phrases safely",
     "report": "write a bug report (Markdown + JSON) for one query",
     "replay": "open a recorded trace or a report's JSON in the UI, read only",
     "synth": "write a deterministic synthetic vault of N memories",
     "bench": "benchmark the pipeline, the index and the UI",
+    "preset": "set or show the vault's active preset and embedder (used by query, hooks, MCP)",
+    "serve": "keep a vault warm and answer recalls over a Unix socket (hooks use it)",
+    "mcp": "serve recall, load_memory and why_not to an agent over MCP (stdio)",
+    "log": "list the recalls served to agents (hooks, MCP), newest first",
 }
 
 

@@ -1,18 +1,45 @@
-"""Helpers shared by the commands: where the vault is, and argparse value types."""
+"""Helpers shared by the commands: where the vault is, reading it with a clear message, and
+argparse value types."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from datetime import datetime
 from pathlib import Path
 
 from recall_tui.engine.stages.parse import parse_time
+from recall_tui.vault.literal import safe_print
+from recall_tui.vault.model import Vault
 
 
 def vault_root(arg: str | None) -> Path:
     """--vault, else $RECALL_TUI_VAULT, else the current folder."""
     return Path(arg or os.environ.get("RECALL_TUI_VAULT") or ".")
+
+
+def is_folder_or_say(prog: str, vault: Path) -> bool:
+    """True when `vault` is a folder; else says so on stderr, naming `prog` (e.g.
+    `recall-tui report`), and the caller exits 2."""
+    if vault.is_dir():
+        return True
+    safe_print(f"{prog}: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    return False
+
+
+def read_vault_or_say(command: str, path: str) -> Vault | None:
+    """The vault at `path`; None after saying on stderr why there is none (no such folder, or
+    a file), and the caller exits 2."""
+    from recall_tui.vault.reader import read_vault
+
+    try:
+        return read_vault(path)
+    except FileNotFoundError:
+        safe_print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
+    except NotADirectoryError:
+        safe_print(f"recall-tui {command}: {path} is a file, not a vault folder", file=sys.stderr)
+    return None
 
 
 def time_arg(value: str | None, flag: str) -> datetime | None:
@@ -40,5 +67,5 @@ def positive_int(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n

@@ -12,7 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import positive_int
+from recall_tui.cli._common import is_folder_or_say, positive_int
+from recall_tui.vault.literal import safe_print
 
 HELP = "benchmark the pipeline, the index and the UI"
 
@@ -57,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tui", action="store_true",
                    help="measure only keystroke to painted results in the UI (Textual's test "
                         "driver), on --vault or each --sizes synthetic vault")
+    p.add_argument("--hook", action="store_true",
+                   help="measure only `hook prompt-submit` as Claude Code runs it (whole process), "
+                        "warm service and in-process, on --vault (default ./sample-vault)")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -65,16 +69,15 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.diagnostics.bench import format_table, run_bench
 
     vault = Path(args.vault) if args.vault else None
-    if vault is not None and not vault.is_dir():
-        print(f"recall-tui bench: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if vault is not None and not is_folder_or_say("recall-tui bench", vault):
         return 2
     queries = Path(args.queries) if args.queries else None
     if queries is not None and not queries.is_file():
-        print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
+        safe_print(f"recall-tui bench: {queries}: no such file", file=sys.stderr)
         return 2
     if args.cold_start_only and args.no_cold_start:
-        print("recall-tui bench: --cold-start-only and --no-cold-start contradict each other",
-              file=sys.stderr)
+        safe_print("recall-tui bench: --cold-start-only and --no-cold-start contradict each other",
+                   file=sys.stderr)
         return 2
     cold = None
     if not args.no_cold_start:
@@ -85,18 +88,20 @@ def run(args: argparse.Namespace) -> int:
         elif Path("sample-vault").is_dir():
             cold = Path("sample-vault")
         if cold is not None and not cold.is_dir():
-            print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
+            safe_print(f"recall-tui bench: {cold}: not a folder", file=sys.stderr)
             return 2
     if args.cold_start_only and cold is None:
-        print("recall-tui bench: --cold-start-only needs --cold-vault (no ./sample-vault here)",
-              file=sys.stderr)
+        safe_print("recall-tui bench: --cold-start-only needs --cold-vault (no ./sample-vault here)",
+                   file=sys.stderr)
         return 2
 
     def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        safe_print(text, file=sys.stderr, flush=True)
 
     if args.tui:
         return _run_tui(args, vault, queries, log)
+    if args.hook:
+        return _run_hook(args, vault, log)
     try:
         result = run_bench(vault=None if args.cold_start_only else vault,
                            sizes=[] if args.cold_start_only else args.sizes, queries_file=queries, runs=args.runs,
@@ -105,14 +110,14 @@ def run(args: argparse.Namespace) -> int:
                            oracles=not args.no_oracles, max_queries=args.max_queries,
                            log=log)
     except (ValueError, RuntimeError) as exc:
-        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
-    print(format_table(result, stages=args.stages))
+    safe_print(format_table(result, stages=args.stages))
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+        safe_print(f"wrote {out}")
     return 0
 
 
@@ -133,23 +138,47 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
     for root, n in targets:
         qf = queries or (root / "queries.jsonl" if n else default_queries(root))
         if qf is None:
-            print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
-                  file=sys.stderr)
+            safe_print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
+                       file=sys.stderr)
             return 2
         r = tui_keystroke_bench(root, embedder=embedder_for(args.embedder, n),
                                 queries=load_queries(qf), preset=args.preset, log=log)
         results.append(r)
-        print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
-              f"{r['keystrokes']} keystrokes, {r['driver']}")
+        safe_print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
+                   f"{r['keystrokes']} keystrokes, {r['driver']}")
         for ps in r["passes"]:
             lat, eng = ps["latency_ms"], ps["engine_total_ms"]
-            print(f"  debounce {ps['debounce_ms']:>3} ms: keystroke to painted results "
-                  f"p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
+            safe_print(f"  debounce {ps['debounce_ms']:>3} ms: keystroke to painted results "
+                       f"p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms  "
                   f"(engine p50 {eng['p50']:.1f} ms)")
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"kind": "recall-tui-bench-tui", "results": results},
                                   indent=2) + "\n", encoding="utf-8")
+        safe_print(f"wrote {out}")
+    return 0
+
+
+def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
+    """`--hook`: whole-process wall time of a prompt hook, warm and in-process."""
+    from recall_tui.agent.bench import format_hook_bench, hook_bench
+
+    root = vault or (Path("sample-vault") if Path("sample-vault").is_dir() else None)
+    if root is None:
+        print("recall-tui bench: --hook needs --vault (no ./sample-vault here)", file=sys.stderr)
+        return 2
+    runs = args.runs if args.runs != 3 else 20
+    try:
+        r = hook_bench(root, runs=runs, log=log)
+    except RuntimeError as exc:
+        print(f"recall-tui bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_hook_bench(r))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"kind": "recall-tui-bench-hook", **r}, indent=2) + "\n",
+                       encoding="utf-8")
         print(f"wrote {out}")
     return 0

@@ -9,8 +9,6 @@ problem list gives `path:line: reason` lines an editor can jump to. Exit status:
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from collections import Counter
 from typing import Any
@@ -19,8 +17,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recall_tui.cli._common import read_vault_or_say
+from recall_tui.cli._out import console, lit
+from recall_tui.vault.literal import dump_json, literal
 from recall_tui.vault.model import MEMORY_TYPES, STATUSES, Role, Vault
-from recall_tui.vault.reader import DIGEST_PERIODS, read_vault
+from recall_tui.vault.reader import DIGEST_PERIODS
 
 HELP = "read a vault, print a summary and every problem; exit 1 on problems"
 
@@ -80,7 +81,7 @@ def _counts(d: dict[str, int]) -> str:
 
 
 def _print_human(s: dict[str, Any], console: Console) -> None:
-    table = Table(title=f"vault {s['vault']}", show_header=False, title_justify="left")
+    table = Table(title=lit(f"vault {s['vault']}"), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("count", justify="right")
     table.add_column("detail", overflow="fold")
@@ -93,7 +94,7 @@ def _print_human(s: dict[str, Any], console: Console) -> None:
     lengths = ", ".join(f"{k} of length {n}" for n, k in c["lengths"].items()) or "-"
     table.add_row("supersession chains", str(c["count"]), lengths)
     for ids in c["longest"]:
-        table.add_row("  longest", str(len(ids)), " -> ".join(ids))
+        table.add_row("  longest", str(len(ids)), lit(" -> ".join(ids)))
     table.add_row("entities", str(s["entities"]), f"{s['edges']} edges")
     table.add_row("related_via links", str(s["related_via_links"]), "")
     t = s["topic_keys"]
@@ -120,25 +121,19 @@ def _print_human(s: dict[str, Any], console: Console) -> None:
         where = f"{item['path']}:{item['line']}" if item["line"] else item["path"]
         mark = "warning: " if item["severity"] != "error" else ""
         style = "yellow" if mark else "red"
-        line = Text(f"{where}: ")
-        line.append(mark + item["reason"], style=style)
+        line = Text(literal(f"{where}: "))
+        line.append(literal(mark + item["reason"]), style=style)
         console.print(line, highlight=False, soft_wrap=True)
 
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    try:
-        vault = read_vault(args.vault)
-    except FileNotFoundError:
-        print(f"recall-tui check: no vault at {args.vault} (no such folder)", file=sys.stderr)
-        return 2
-    except NotADirectoryError:
-        print(f"recall-tui check: {args.vault} is a file, not a vault folder", file=sys.stderr)
+    vault = read_vault_or_say("check", args.vault)
+    if vault is None:
         return 2
     summary = summarise(vault, (time.perf_counter() - start) * 1000)
     if args.json:
-        json.dump(summary, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        dump_json(summary, indent=2)
     else:
-        _print_human(summary, Console())
+        _print_human(summary, console())
     return 1 if vault.problems else 0

@@ -12,6 +12,8 @@ import difflib
 import os
 import sys
 
+from recall_tui.vault.literal import literal, safe_print
+
 HELP = "change a memory's recall_when phrases safely"
 
 
@@ -29,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _err(msg: str) -> None:
-    print(f"recall-tui edit: {msg}", file=sys.stderr)
+    safe_print(f"recall-tui edit: {msg}", file=sys.stderr)
 
 
 def _diff(old: str, new: str, path: str) -> str:
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     new, missing = apply_changes(memory.recall_when, set_to=args.set_to, add=args.add, remove=args.remove)
     for p in missing:
-        print(f"recall-tui edit: warning: {p!r} is not one of the phrases; nothing to remove", file=sys.stderr)
+        safe_print(f"recall-tui edit: warning: {p!r} is not one of the phrases; nothing to remove", file=sys.stderr)
     path = os.path.join(vault.root, memory.path)
     try:
         with open(path, "rb") as fh:
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         _err(f"{memory.path}: {exc}; nothing was written")
         return 1
     if args.dry_run:
-        sys.stdout.write(_diff(old_text, new_text, memory.path) or "no change\n")
+        sys.stdout.write(literal(_diff(old_text, new_text, memory.path) or "no change\n"))
         return 0
     try:
         result = set_recall_when(path, new, expected_hash=memory.content_hash)
@@ -112,17 +114,17 @@ def run(args: argparse.Namespace) -> int:
         _err(str(exc))
         if exc.intended_text is not None:
             sys.stderr.write("the edit applied to the current file would be:\n")
-            sys.stderr.write(_diff(exc.disk_text, exc.intended_text, memory.path))
+            sys.stderr.write(literal(_diff(exc.disk_text, exc.intended_text, memory.path)))
         _err("run the command again to apply it to the current version")
         return 1
     except (OSError, EditError) as exc:
         _err(f"{exc}")
         return 1
     if not result.changed:
-        print(f"{args.id}: recall_when already {list(new)}; nothing written")
+        safe_print(f"{args.id}: recall_when already {list(new)}; nothing written")
         return 0
-    sys.stdout.write(_diff(old_text, new_text, memory.path))
-    print(f"{args.id}: recall_when {list(result.old_phrases)} -> {list(result.new_phrases)}")
+    sys.stdout.write(literal(_diff(old_text, new_text, memory.path)))
+    safe_print(f"{args.id}: recall_when {list(result.old_phrases)} -> {list(result.new_phrases)}")
     after = read_vault(vault.root)
     again = after.get(args.id)
     if again is None or list(again.recall_when) != list(new):
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for p in after.problems:
         if p.path == memory.path:
-            print(f"recall-tui edit: warning: {p}", file=sys.stderr)
+            safe_print(f"recall-tui edit: warning: {p}", file=sys.stderr)
     if not args.no_index:
-        print(_reindex(after))
+        safe_print(_reindex(after))
     return 0

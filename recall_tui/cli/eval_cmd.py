@@ -10,22 +10,25 @@ arranges them. See docs/evaluation.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from recall_tui.vault.literal import dump_json, safe_print
+
 HELP = "score presets on judged queries: recall@k, MRR, nDCG@k"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from recall_tui.cli._common import positive_int
+
     p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", metavar="FILE",
                    help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
     p.add_argument("--preset", action="append", default=[], metavar="P",
                    help="preset name or .toml path; repeat to compare (the first is the baseline)")
-    p.add_argument("--k", type=int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
+    p.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
     p.add_argument("--now", metavar="T",
                    help="pin the current time, ISO-8601 (default: now; the sample vault's figures "
                         "use 2026-11-21T09:00:00Z)")
@@ -36,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _err(msg: str) -> None:
-    print(f"recall-tui eval: {msg}", file=sys.stderr)
+    safe_print(f"recall-tui eval: {msg}", file=sys.stderr)
 
 
 def _fmt(x: float | None) -> str:
@@ -63,9 +66,6 @@ def run(args: argparse.Namespace) -> int:
     root = vault_root(args.vault)
     if not root.is_dir():
         _err(f"{root}: no such vault folder")
-        return 2
-    if args.k < 1:
-        _err("--k must be at least 1")
         return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             if base.vault.get(mid) is None:
                 warnings.append(f"{qfile}:{q.line}: judged id {mid!r} is not in the vault")
     for w in warnings:
-        print(f"recall-tui eval: warning: {w}", file=sys.stderr)
+        safe_print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
@@ -134,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "comparisons": [_comparison_json(c) for c in comparisons],
         }
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        dump_json(doc, indent=2)
         return 0
     _render(args, golden, results, comparisons, now, qfile)
     return 0
@@ -164,22 +163,22 @@ def _comparison_json(c: Any) -> dict[str, Any]:
 
 
 def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: ANN001
-    from rich.console import Console
     from rich.table import Table
 
+    from recall_tui.cli._out import console, esc, lit
     from recall_tui.tuning import metrics
 
-    con = Console()
+    con = console(highlight=True)
     k = args.k
-    con.print(f"[bold]{len(golden)}[/] judged queries from {qfile}, k={k}, now={now.isoformat()}")
+    con.print(f"[bold]{len(golden)}[/] judged queries from {esc(qfile)}, k={k}, now={now.isoformat()}")
     if args.per_query:
         for name, rs in results.items():
-            t = Table(title=f"per query: {name}", title_justify="left", header_style="bold", show_edge=False)
+            t = Table(title=lit(f"per query: {name}"), title_justify="left", header_style="bold", show_edge=False)
             for col in ("line", "query", f"R@{k}", "MRR", f"nDCG@{k}", "missed", "unjudged"):
                 t.add_column(col, overflow="fold")
             for q, r in zip(golden, rs, strict=True):
-                t.add_row(str(q.line), q.query, _fmt(r.metrics["recall"]), _fmt(r.metrics["mrr"]),
-                          _fmt(r.metrics["ndcg"]), ", ".join(r.missed), ", ".join(r.unjudged))
+                t.add_row(str(q.line), lit(q.query), _fmt(r.metrics["recall"]), _fmt(r.metrics["mrr"]),
+                          _fmt(r.metrics["ndcg"]), lit(", ".join(r.missed)), lit(", ".join(r.unjudged)))
             con.print(t)
     t = Table(header_style="bold", show_edge=False)
     for col in ("preset", f"recall@{k}", "MRR", f"nDCG@{k}", f"P@{k}", "scored", "unjudged hits"):
@@ -187,15 +186,15 @@ def _render(args, golden, results, comparisons, now, qfile) -> None:  # noqa: AN
     for name, rs in results.items():
         means = metrics.mean_metrics(rs)
         scored = sum(1 for r in rs if r.metrics["recall"] is not None)
-        t.add_row(name, _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
+        t.add_row(lit(name), _fmt(means["recall"]), _fmt(means["mrr"]), _fmt(means["ndcg"]),
                   _fmt(means["precision"]), f"{scored}/{len(rs)}", str(sum(len(r.unjudged) for r in rs)))
     con.print(t)
     for c in comparisons:
-        ct = Table(title=f"{c.candidate} vs {c.baseline} (paired, per query)", title_justify="left",
+        ct = Table(title=lit(f"{c.candidate} vs {c.baseline} (paired, per query)"), title_justify="left",
                    header_style="bold", show_edge=False)
         for col in ("metric", c.baseline, c.candidate, "Δ mean", "wins", "losses", "ties",
                     "sign p", "rand. p"):
-            ct.add_column(col, justify="right" if col != "metric" else "left")
+            ct.add_column(lit(col), justify="right" if col != "metric" else "left")
         for name in ("recall", "mrr", "ndcg"):
             mc = c.metrics[name]
             delta = mc.mean_delta

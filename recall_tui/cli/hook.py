@@ -1,280 +1,202 @@
-"""`recall-tui hook session-start | prompt-submit`: MemoryVault's two Claude Code hooks.
+"""`recall-tui hook session-start | prompt-submit | install`: Claude Code's hooks.
 
-Both read the hook's JSON payload on stdin (`session_id`, `cwd`, and for prompt-submit
-`prompt`), find the vault in `--vault` or `$RECALL_TUI_VAULT`, and print
+The two events read Claude Code's JSON payload on stdin (`session_id`, `transcript_path`,
+`cwd`, `hook_event_name`, `source`, `prompt`), recall with the vault's active configuration
+(`recall-tui preset use`; `--preset`/`--embedder` override it) and print
+`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. They ask the warm
+service (`recall-tui serve`) when it is up, start it when it is not, and meanwhile recall in
+this process. They always exit 0: a hook never blocks the prompt. `install` prints the
+settings.json block (or merges it into `--write PATH`). Logic: recall_tui/agent/.
 
-    {"hookSpecificOutput": {"hookEventName": "...", "additionalContext": "..."},
-     "systemMessage": "<transparency line>"}
-
-- session-start injects every memory under `_always-load/` ("Loaded N MemoryVault
-  always-load entries"); budget 500 ms.
-- prompt-submit recalls the top-K memories for the prompt with the `memoryvault` preset
-  (by default), drops the ones already injected from `_always-load/`, and injects the rest
-  ("Loaded N relevant entries: ..."); budget 300 ms.
-
-Budgets are measured from the start of the command (after Python has started). The work runs
-in a worker thread; at the deadline the hook prints what it has and logs a warning to stderr,
-and it never fails the prompt (exit 0, empty context when nothing is ready). The embedder is
-used only when `--embedder` asks for one *and* it answers within the budget; otherwise the
-keyword channels answer alone. To stay inside 300 ms on a warm vault, the parsed vault and its
-keyword index are kept in the user's cache folder (`$XDG_CACHE_HOME/recall-tui/hook/`, one
-file per vault), keyed by every file's path, size and modification time.
+This module imports only the standard library and recall_tui.agent's client on the fast path.
 """
 
 from __future__ import annotations
 
 import argparse
-import copyreg
-import hashlib
 import json
 import os
-import pickle
 import sys
-import threading
 import time
-import types
 from pathlib import Path
-from typing import Any
 
-from recall_tui.cli._common import vault_root
-from recall_tui.engine import Engine
-from recall_tui.engine.bm25 import KeywordIndex
-from recall_tui.engine.config import load_preset
-from recall_tui.vault.model import Role
-from recall_tui.vault.reader import read_vault
+from recall_tui.vault.literal import json_text, safe_print
 
-HELP = "Claude Code hooks: session-start and prompt-submit"
+HELP = "Claude Code hooks: session-start, prompt-submit, install"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
-EVENT = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
-CACHE_VERSION = 2
-
-def _proxy(d: dict) -> types.MappingProxyType:
-    """Rebuild a read-only mapping from the plain dict pickle stored."""
-    return types.MappingProxyType(d)
-
-
-# Memory records hold read-only mappings; let pickle store them as plain dicts.
-copyreg.pickle(types.MappingProxyType, lambda m: (_proxy, (dict(m),)))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("event", choices=("session-start", "prompt-submit"))
+    p.add_argument("event", choices=("session-start", "prompt-submit", "install"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
-    p.add_argument("--preset", default="memoryvault", help="preset for prompt-submit (default: memoryvault)")
-    p.add_argument("--k", type=int, help="entries injected by prompt-submit (default: the preset's k)")
-    p.add_argument("--embedder", default="none", choices=("auto", "local", "ollama", "none"),
-                   help="query embedder for prompt-submit, used only if ready within the budget")
-    p.add_argument("--budget-ms", type=float, help="override the time budget")
+    p.add_argument("--preset", help="preset (default: the vault's active preset)")
+    p.add_argument("--k", type=_k_or_none, help="entries injected by prompt-submit (default: the "
+                   "preset's k; a value under 1 is ignored with a warning: a hook never blocks)")
+    p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
+                   help="query embedder (default: the vault's active embedder)")
+    p.add_argument("--sources", default="startup,clear,compact",
+                   help="SessionStart sources that inject _always-load/ (default: "
+                        "startup,clear,compact; add resume to inject on resume too)")
+    p.add_argument("--transparency", action="store_true",
+                   help="also send a systemMessage line (shown to the user) naming what was injected")
+    p.add_argument("--budget-ms", type=float,
+                   help="warn on stderr when the hook takes longer (default 500/300 ms)")
+    p.add_argument("--no-serve", action="store_true",
+                   help="never use or start the warm service; recall in this process")
     p.add_argument("--warm", action="store_true",
-                   help="only build the prompt-submit cache for the vault and exit (what the "
-                        "hooks start in the background)")
+                   help="start the vault's warm service, wait until it answers, and exit")
+    p.add_argument("--write", metavar="PATH",
+                   help="install: merge the hooks into this settings.json (a .bak copy first)")
 
 
-def _payload() -> dict[str, Any]:
+def _k_or_none(text: str) -> int | None:
+    """argparse type for the hook's --k. Claude Code reads exit code 2 from a prompt hook as
+    "block the prompt", so a bad value is not a usage error here: it is reported on stderr and
+    the preset's k is used instead (None)."""
     try:
-        data = sys.stdin.read() if not sys.stdin.isatty() else ""
-        obj = json.loads(data) if data.strip() else {}
-        return obj if isinstance(obj, dict) else {}
-    except (ValueError, OSError):
-        return {}
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        safe_print(f"recall-tui hook: argument --k: must be at least 1, got {text!r}; "
+                   "using the preset's k", file=sys.stderr)
+        return None
+    return n
 
 
-def _emit(event: str, context: str, line: str) -> None:
-    out = {"hookSpecificOutput": {"hookEventName": EVENT[event], "additionalContext": context}}
-    if line:
-        out["systemMessage"] = line
-    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+def _stdin() -> str:
+    try:
+        return sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
+    except (OSError, ValueError):
+        return ""
+
+
+def _print(obj: dict) -> None:
+    sys.stdout.write(json_text(obj) + "\n")  # exact text; no raw control character
     sys.stdout.flush()
 
 
-def _format(m, body: bool = True) -> str:
-    text = m.body_without_related.strip() if body else m.summary
-    return f"### {m.title} ({m.id})\n{text}\n"
+EVENTS = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
+PAYLOAD_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt")
 
 
-def _file_key(root: Path) -> str:
-    """Fingerprint of every Markdown file's path, size and mtime (cheap: stat only)."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for f in sorted(filenames):
-            if f.endswith((".md", ".jsonl")):
-                p = os.path.join(dirpath, f)
-                st = os.stat(p)
-                h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+def _empty(event: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": ""}}
 
 
-def _cache_path(root: Path) -> Path:
-    """The hook cache lives in the user's own cache folder, not in the vault: a pickle is
-    code, and a vault folder may come from elsewhere (a git checkout, a sync)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
-    return Path(base) / "recall-tui" / "hook" / f"{name}.pickle"
-
-
-def _cache_fresh(root: Path) -> bool:
-    """Whether the hook cache matches the vault's files right now."""
+def _payload(text: str) -> dict:
+    """Claude Code's payload, the keys the hook reads (strings; missing ones empty)."""
     try:
-        with open(_cache_path(root), "rb") as fh:
-            ver, ck, _params = pickle.load(fh)  # the header only
-        return ver == CACHE_VERSION and ck == _file_key(root)
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
-        return False
+        obj = json.loads(text) if text.strip() else {}
+    except ValueError:
+        obj = {}
+    obj = obj if isinstance(obj, dict) else {}
+    return {k: str(obj.get(k) or "") for k in PAYLOAD_KEYS}
 
 
-def _warm_in_background(root: Path, preset: str) -> None:
-    """Build the cache in a detached process, so this hook returns at once and the next
-    prompt finds the cache ready."""
-    import subprocess
+def _install(args: argparse.Namespace) -> int:
+    from recall_tui.agent.hooks import merge_settings, settings_block
 
+    if not args.vault and not os.environ.get("RECALL_TUI_VAULT"):
+        safe_print("recall-tui hook install: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
+        return 2
+    root = Path(args.vault or os.environ["RECALL_TUI_VAULT"]).resolve()
+    if not root.is_dir():
+        safe_print(f"recall-tui hook install: {root}: no such vault folder", file=sys.stderr)
+        return 2
+    extra = [*(["--transparency"] if args.transparency else []),
+             *(["--preset", args.preset] if args.preset else []),
+             *(["--embedder", args.embedder] if args.embedder else [])]
+    block = settings_block(root, extra=extra)
+    if not args.write:
+        print(json_text(block, indent=2))
+        return 0
     try:
-        subprocess.Popen(
-            [sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--warm",
-             "--vault", str(root), "--preset", preset],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-    except OSError as exc:
-        print(f"recall-tui hook: could not start the cache warmer: {exc}", file=sys.stderr)
-
-
-def _lean_config(preset: str, root: Path):
-    """The preset without the channels that need the index (they cannot answer in time)."""
-    lean = load_preset(preset, root)
-    for path in ("fuzzy.enabled", "signature.enabled", "turns.enabled", "consolidation.enabled",
-                 "cache.enabled", "tracking.enabled"):
-        lean = lean.with_value(path, False)
-    return lean
-
-
-def _load_vault_cached(root: Path, cfg):
-    """(vault, keyword index) from the hook cache when no file changed, else read, build
-    and store them."""
-    key = _file_key(root)
-    kw_params = (cfg.keyword.k1, cfg.keyword.b, cfg.keyword.epsilon, cfg.parse.stem,
-                 cfg.parse.stop_words)
-    cache = _cache_path(root)
-    try:
-        with open(cache, "rb") as fh:
-            ver, ck, params = pickle.load(fh)  # header first: no payload read on a miss
-            if ver == CACHE_VERSION and ck == key and params == kw_params:
-                vault, kidx = pickle.load(fh)
-                return vault, kidx, kw_params
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
-        pass
-    vault = read_vault(root)
-    kidx = KeywordIndex(list(vault.memories.values()), k1=kw_params[0], b=kw_params[1],
-                        epsilon=kw_params[2], stem=kw_params[3], stop_words=kw_params[4])
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump((CACHE_VERSION, key, kw_params), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump((vault, kidx), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only vault: no cache, just slower
-    return vault, kidx, kw_params
-
-
-def _session_start(root: Path, result: dict) -> None:
-    folder = root / "_always-load"
-    if not folder.is_dir():
-        result["entries"] = []
-        return
-    vault = read_vault(folder)  # only the always-load files, not the whole vault
-    result["entries"] = [m for m in vault.memories.values() if m.role in (Role.NORMAL, Role.ALWAYS_LOAD)]
-
-
-def _prompt_submit(root: Path, args, prompt: str, result: dict) -> None:
-    cfg = load_preset(args.preset, root)
-    lean = _lean_config(args.preset, root)
-    vault, kidx, params = _load_vault_cached(root, lean)
-    result["stage"] = "vault read"
-    engine = Engine(vault, None, lean.with_value("keyword.enabled", False), preset=args.preset)
-    engine.config = lean
-    engine._kw[params] = kidx  # the cached keyword index of this vault
-    always = {m.id for m in vault.memories.values() if m.role is Role.ALWAYS_LOAD}
-    k = args.k or cfg.k
-    trace = engine.recall(prompt, k=k + len(always))
-    result["keyword_hits"] = [h for h in trace.hits if h.id not in always][:k]
-    result["stage"] = "keyword recall"
-    if args.embedder != "none":
-        from recall_tui.index.embed import make_embedder
-        from recall_tui.index.store import Index
-
-        emb, _ = make_embedder(args.embedder)
-        index = Index.open(vault, emb, read_only=False)
-        full = Engine(vault, index, cfg.with_value("cache.enabled", False), preset=args.preset)
-        trace = full.recall(prompt, k=k + len(always))
-        result["full_hits"] = [h for h in trace.hits if h.id not in always][:k]
-        index.close()
-    result["vault"] = vault
+        changed, backup = merge_settings(Path(args.write), block)
+    except (ValueError, OSError) as exc:
+        safe_print(f"recall-tui hook install: {exc}", file=sys.stderr)
+        return 2
+    if changed:
+        safe_print(f"hooks written to {args.write}" + (f" (previous file kept as {backup})" if backup else ""))
+    else:
+        safe_print(f"{args.write} already has these hooks; nothing changed")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.event == "install":
+        return _install(args)
     t0 = time.perf_counter()
     event = args.event
-    budget = args.budget_ms if args.budget_ms is not None else BUDGET_MS[event]
-    payload = _payload()
+    try:
+        code = _run(args, event, t0)
+    except BaseException as exc:  # noqa: BLE001 - never fail the prompt
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        safe_print(f"recall-tui hook {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _print(_empty(event))
+        code = 0
+    return code
+
+
+def _run(args: argparse.Namespace, event: str, t0: float) -> int:
+    from recall_tui.agent import client
+
+    text = _stdin()
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
     if not root_arg:
-        print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
-        _emit(event, "", "")
+        safe_print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
+        _print(_empty(event))
         return 0
-    root = vault_root(root_arg)
+    root = Path(root_arg)
     if not root.is_dir():
-        print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
-        _emit(event, "", "")
+        safe_print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
+        _print(_empty(event))
         return 0
     if args.warm:
-        _load_vault_cached(root, _lean_config(args.preset, root))
+        client.start_detached(root)
+        if client.wait_ready(root) is None:
+            safe_print(f"recall-tui hook: the service for {root} did not come up", file=sys.stderr)
         return 0
-    if not _cache_fresh(root):  # session-start warms it for the session's first prompt
-        _warm_in_background(root, args.preset)
-    result: dict[str, Any] = {}
-    errors: list[str] = []
-
-    def work() -> None:
+    payload = _payload(text)
+    opts = {"event": event, "preset": args.preset, "embedder": args.embedder, "k": args.k,
+            "sources": [s.strip() for s in args.sources.split(",") if s.strip()],
+            "transparency": args.transparency}
+    out = None
+    if not args.no_serve:
         try:
-            if event == "session-start":
-                _session_start(root, result)
+            ans = client.request(root, {"op": "hook", "options": opts, "payload": payload})
+            if ans.get("ok"):
+                out = ans["output"]
             else:
-                _prompt_submit(root, args, str(payload.get("prompt") or ""), result)
-        except Exception as exc:  # a hook must never block the agent: report and go on
-            errors.append(f"{type(exc).__name__}: {exc}")
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    remaining = budget / 1000 - (time.perf_counter() - t0)
-    worker.join(max(0.0, remaining))
+                safe_print(f"recall-tui hook {event}: service: {ans.get('error')}; recalling here",
+                      file=sys.stderr)
+        except client.ServiceUnavailable:
+            client.start_detached(root)  # for the next prompt; this one recalls here
+    if out is None:
+        out = _in_process(root, opts, payload)
+    _print(out)
+    budget = args.budget_ms if args.budget_ms is not None else BUDGET_MS[event]
     elapsed = (time.perf_counter() - t0) * 1000
-    if worker.is_alive():
-        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget after {elapsed:.0f} ms "
-              f"(reached: {result.get('stage', 'start')}); returning partial results",
-              file=sys.stderr)
-    elif elapsed > budget:
-        print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
+    if elapsed > budget:
+        safe_print(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
               "results are complete", file=sys.stderr)
-    for e in errors:
-        print(f"recall-tui hook {event}: {e}", file=sys.stderr)
-    if event == "session-start":
-        entries = list(result.get("entries", []))
-        line = f"Loaded {len(entries)} MemoryVault always-load entries"
-        context = line + "\n\n" + "\n".join(_format(m) for m in entries)
-        _emit(event, context.strip() + "\n", line)
-        return 0
-    hits = result.get("full_hits")
-    if hits is None:
-        hits = result.get("keyword_hits", [])
-        if args.embedder != "none" and "keyword_hits" in result:
-            print(f"recall-tui hook {event}: embedder not ready within the budget; "
-                  "keyword channels only", file=sys.stderr)
-    vault = result.get("vault")
-    line = f"Loaded {len(hits)} relevant entries: " + ", ".join(h.id for h in hits)
-    blocks = []
-    for h in hits:
-        m = vault.memories.get(h.id) if vault is not None else None
-        blocks.append(_format(m, body=False) if m is not None else f"### {h.title} ({h.id})\n{h.summary}\n")
-    _emit(event, (line + "\n\n" + "\n".join(blocks)).strip() + "\n", line)
     return 0
+
+
+def _in_process(root: Path, opts: dict, payload: dict) -> dict:
+    """Recall in this process, in the main thread (no thread may be left inside the embedder
+    at exit): the index read-only when there is one (never embeds the vault here; the
+    service does), else without an index."""
+    from recall_tui.agent.core import RecallCore
+    from recall_tui.agent.hooks import HookOptions, HookPayload
+
+    o = HookOptions.from_dict(opts)
+    has_index = (root / ".recall" / "index.sqlite").exists()
+    mode = "read-only" if has_index and o.event == "prompt-submit" else "none"
+    core = RecallCore(root, preset=o.preset, embedder=o.embedder, index=mode)
+    try:
+        out, _rec = core.hook(o, HookPayload.from_obj(payload))
+    finally:
+        core.close()
+    return out

@@ -11,7 +11,6 @@ embedder cannot be used.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import asdict
@@ -20,9 +19,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from recall_tui.cli._common import read_vault_or_say
+from recall_tui.cli._out import console, esc
 from recall_tui.index.embed import EmbedderUnavailable, make_embedder
 from recall_tui.index.store import Index, remove_index_files, resolve_index_path
-from recall_tui.vault.reader import read_vault
+from recall_tui.vault.literal import dump_json, safe_print
 
 HELP = "build or update the vault's index (.recall/index.sqlite)"
 #: Texts to embed before a progress bar is worth showing.
@@ -88,18 +89,13 @@ class _Bar:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     err = Console(stderr=True)
-    try:
-        vault = read_vault(args.vault)
-    except FileNotFoundError:
-        print(f"recall-tui index: no vault at {args.vault} (no such folder)", file=sys.stderr)
-        return 2
-    except NotADirectoryError:
-        print(f"recall-tui index: {args.vault} is a file, not a vault folder", file=sys.stderr)
+    vault = read_vault_or_say("index", args.vault)
+    if vault is None:
         return 2
     try:
         embedder, why = make_embedder(args.embedder, model=args.model, host=args.host)
     except EmbedderUnavailable as exc:
-        print(f"recall-tui index: --embedder {args.embedder}: {exc.reason}", file=sys.stderr)
+        safe_print(f"recall-tui index: --embedder {args.embedder}: {exc.reason}", file=sys.stderr)
         return 2
     rebuilt_note = None
     if args.rebuild:
@@ -127,10 +123,9 @@ def run(args: argparse.Namespace) -> int:
         "total_ms": round(total_ms, 1),
     }
     if args.json:
-        json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        dump_json(out, indent=2)
     else:
-        _print_human(out, Console(highlight=False), args.vault)
+        _print_human(out, console(), args.vault)
     failed = rep.embed_error is not None and embedder.name != "none"
     return 1 if failed else 0
 
@@ -138,12 +133,12 @@ def run(args: argparse.Namespace) -> int:
 def _print_human(out: dict[str, Any], con: Console, vault_arg: str) -> None:
     rep = out["report"]
     emb = out["embedder"]
-    con.print(f"[bold]index[/]     {out['index']} ({_human_size(out['size_bytes'])})")
+    con.print(f"[bold]index[/]     {esc(out['index'])} ({_human_size(out['size_bytes'])})")
     if rep["location_note"]:
-        con.print(f"          [yellow]{rep['location_note']}[/]")
+        con.print(f"          [yellow]{esc(rep['location_note'])}[/]")
     if rep["rebuilt"]:
-        con.print(f"[bold]rebuilt[/]   {rep['rebuilt']}")
-    con.print(f"[bold]embedder[/]  {emb['why']}")
+        con.print(f"[bold]rebuilt[/]   {esc(rep['rebuilt'])}")
+    con.print(f"[bold]embedder[/]  {esc(emb['why'])}")
     con.print(
         f"[bold]memories[/]  {rep['added'] + rep['updated'] + rep['unchanged']}: "
         f"{rep['added']} added, {rep['updated']} updated, {rep['removed']} removed, "
@@ -159,10 +154,10 @@ def _print_human(out: dict[str, Any], con: Console, vault_arg: str) -> None:
     if rep["turns"]:
         con.print(f"[bold]turns[/]     {rep['turns']}")
     if rep["embed_error"] and emb["name"] != "none":
-        con.print(f"[bold red]vectors incomplete[/]: {rep['embed_error']}")
+        con.print(f"[bold red]vectors incomplete[/]: {esc(rep['embed_error'])}")
     con.print(f"[bold]time[/]      {out['total_ms'] / 1000:.2f} s (index {rep['ms']:.0f} ms)")
     if out["problems"]:
         con.print(
             f"[yellow]{out['problems']} problem(s) in the vault[/]: "
-            f"run `recall-tui check {vault_arg}`"
+            f"run `recall-tui check {esc(vault_arg)}`"
         )

@@ -5,12 +5,12 @@ body."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import yaml
 
 from recall_tui.cli._common import vault_root
+from recall_tui.vault.literal import dump_json, literal, safe_print
 
 HELP = "print one memory (load_memory, lean or full)"
 
@@ -29,20 +29,20 @@ def run(args: argparse.Namespace) -> int:
 
     root = vault_root(args.vault)
     if not root.is_dir():
-        print(f"recall-tui load: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"recall-tui load: {root}: no such vault folder", file=sys.stderr)
         return 2
     engine = Engine(read_vault(root), None, Config().with_value("keyword.enabled", False))
     try:
         doc = engine.load_memory(args.id, args.verbosity)
     except KeyError as exc:
-        print(f"recall-tui load: {exc.args[0]}", file=sys.stderr)
+        safe_print(f"recall-tui load: {exc.args[0]}", file=sys.stderr)
         return 1
     if args.json:
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write("---\n" + yaml.safe_dump(doc["frontmatter"], sort_keys=False,
-                                                  allow_unicode=True) + "---\n" + doc["body"])
-        if not doc["body"].endswith("\n"):
+        dump_json(doc, indent=2)
+    else:  # YAML escapes controls in the frontmatter itself; the body is made literal
+        text = "---\n" + yaml.safe_dump(doc["frontmatter"], sort_keys=False,
+                                        allow_unicode=True) + "---\n" + doc["body"]
+        sys.stdout.write(literal(text))
+        if not text.endswith("\n"):
             sys.stdout.write("\n")
     return 0

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from recall_tui.engine.trace import Trace
+from recall_tui.vault.literal import literal, literal_line, safe_print
 
 HELP = "open a recorded trace or a report's JSON in the UI, read only"
 
@@ -25,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def summarize(trace: Trace, number: int) -> list[str]:
-    """A few lines that say what one recall did: inputs, hits, and stage times."""
+    """A few lines that say what one recall did: inputs, hits, and stage times (shown
+    literally: the caller may print them as they are)."""
     t = trace
     head = (f"#{number} query {t.query!r} · preset {t.preset} · k {t.k} · now {t.now}"
             + (f" · as of {t.as_of}" if t.as_of else "")
@@ -36,7 +38,8 @@ def summarize(trace: Trace, number: int) -> list[str]:
         for h in t.hits:
             chans = ",".join(h.channels) or "-"
             hop = " 1-hop" if h.hop else ""
-            lines.append(f"  {h.rank:>2}. {h.id:<{width}}  {h.score:8.4f}  {chans}{hop}  {h.title}")
+            lines.append(f"  {h.rank:>2}. {literal_line(h.id):<{width}}  {h.score:8.4f}  {chans}{hop}  "
+                         f"{literal_line(h.title)}")
     else:
         lines.append("  no hits")
     ran = [f"{s.name} {s.ms:.1f}" for s in t.stages if not s.skipped]
@@ -47,13 +50,13 @@ def summarize(trace: Trace, number: int) -> list[str]:
     for w in t.why:
         where = f"rank {w.rank}" if w.found else f"fell out at {w.stage}"
         lines.append(f"  why {w.id}: {where}: {w.reason}")
-    return lines
+    return [literal(line) for line in lines]
 
 
 def print_summaries(traces: Sequence[Trace], source: Path, out=None) -> None:
     """The text replay: one block per trace."""
     out = out or sys.stdout
-    print(f"{source}: {len(traces)} trace{'s' if len(traces) != 1 else ''}", file=out)
+    safe_print(f"{source}: {len(traces)} trace{'s' if len(traces) != 1 else ''}", file=out)
     for i, t in enumerate(traces, 1):
         print("", file=out)
         print("\n".join(summarize(t, i)), file=out)
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         traces = load_traces(path)
     except RecordingError as exc:
-        print(f"recall-tui replay: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui replay: {exc}", file=sys.stderr)
         return 2
     if args.print_only:
         print_summaries(traces, path)

@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import iso_time, positive_int
+from recall_tui.cli._common import is_folder_or_say, iso_time, positive_int
+from recall_tui.vault.literal import safe_print
 
 HELP = "write a bug report (Markdown + JSON) for one query"
 
@@ -54,15 +55,14 @@ def copy_to_clipboard(text: str) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     vault = Path(args.vault)
-    if not vault.is_dir():
-        print(f"recall-tui report: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if not is_folder_or_say("recall-tui report", vault):
         return 2
     from recall_tui.engine.config import find_preset
 
     try:
         find_preset(args.preset, vault)
     except ValueError as exc:
-        print(f"recall-tui report: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui report: {exc}", file=sys.stderr)
         return 2
     from recall_tui.diagnostics.report import REPORTS_DIR, build_report, write_report
     from recall_tui.engine import open_engine
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         engine = open_engine(vault, preset=args.preset, embedder=args.embedder)
     except (EmbedderUnavailable, ValueError) as exc:
-        print(f"recall-tui report: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui report: {exc}", file=sys.stderr)
         return 2
     try:
         report = build_report(engine, args.query, args.repeat, args.now)
@@ -82,17 +82,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         md, js = write_report(report, out)
     except OSError as exc:
-        print(f"recall-tui report: cannot write into {out}: {exc.strerror or exc}", file=sys.stderr)
+        safe_print(f"recall-tui report: cannot write into {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     total = report.timings[-1]
-    print(f"wrote {md}")
-    print(f"wrote {js}")
-    print(f"{len(report.trace.hits)} hits; total cold {total.cold_ms:.1f} ms, warm p50 "
-          f"{total.p50_ms:.1f} ms, p95 {total.p95_ms:.1f} ms over {report.repeat} runs")
+    safe_print(f"wrote {md}")
+    safe_print(f"wrote {js}")
+    safe_print(f"{len(report.trace.hits)} hits; total cold {total.cold_ms:.1f} ms, warm p50 "
+               f"{total.p50_ms:.1f} ms, p95 {total.p95_ms:.1f} ms over {report.repeat} runs")
     if args.copy:
         why = copy_to_clipboard(md.read_text(encoding="utf-8"))
         if why is None:
-            print("sent the Markdown to the clipboard with OSC 52 (the terminal must allow it)")
+            safe_print("sent the Markdown to the clipboard with OSC 52 (the terminal must allow it)")
         else:
-            print(f"could not copy to the clipboard: {why}; open {md} instead", file=sys.stderr)
+            safe_print(f"could not copy to the clipboard: {why}; open {md} instead", file=sys.stderr)
     return 0

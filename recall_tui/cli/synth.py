@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from recall_tui.vault.literal import safe_print
+
 HELP = "write a deterministic synthetic vault of N memories"
 
 
@@ -19,14 +21,14 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.diagnostics.synth import write_synth_vault
 
     if args.n < 1:
-        print("recall-tui synth: --n must be at least 1", file=sys.stderr)
+        safe_print("recall-tui synth: --n must be at least 1", file=sys.stderr)
         return 2
     try:
         r = write_synth_vault(args.out, args.n, args.seed)
     except (FileExistsError, NotADirectoryError, PermissionError) as exc:
-        print(f"recall-tui synth: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui synth: {exc}", file=sys.stderr)
         return 2
-    print(
+    safe_print(
         f"wrote {r.memories} memories in {r.folders} folders to {r.root} in {r.seconds:.1f} s: "
         f"{r.entities} entities, {r.chains} supersessions, {r.digests} digests, "
         f"{r.sessions} sessions, {r.queries} judged queries in queries.jsonl (seed {args.seed})"

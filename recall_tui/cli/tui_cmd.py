@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from recall_tui.cli._common import iso_time
+from recall_tui.cli._common import is_folder_or_say, iso_time
+from recall_tui.vault.literal import safe_print
 
 HELP = "open the live recall debugger on a vault (the default command)"
 
@@ -23,13 +24,12 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.tui.settings import SettingsError, load_settings
 
     vault = Path(args.vault)
-    if not vault.is_dir():
-        print(f"recall-tui: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    if not is_folder_or_say("recall-tui", vault):
         return 2
     try:
         settings = load_settings()
     except SettingsError as exc:
-        print(f"recall-tui: {exc}", file=sys.stderr)
+        safe_print(f"recall-tui: {exc}", file=sys.stderr)
         return 2
     if args.preset:
         from recall_tui.engine.config import find_preset
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             find_preset(args.preset, vault)
         except ValueError as exc:
-            print(f"recall-tui: {exc}", file=sys.stderr)
+            safe_print(f"recall-tui: {exc}", file=sys.stderr)
             return 2
     from recall_tui.tui.app import make_app
 

@@ -106,20 +106,26 @@ class Recorder:
         self.stop()
 
 
-def read_recording(path: str | os.PathLike[str]) -> list[Trace]:
-    """Every trace of a recording, in order. Blank lines are skipped; anything else that is not
-    a trace raises RecordingError naming `file:line` and the reason."""
-    p = Path(path)
+def _read_text(p: Path, what: str) -> str:
+    """The file's UTF-8 text; RecordingError naming it and the reason (`what` it should be
+    when it is a folder)."""
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RecordingError(f"{p}: no such file") from None
     except IsADirectoryError:
-        raise RecordingError(f"{p}: is a folder, not a recording") from None
+        raise RecordingError(f"{p}: is a folder, not a {what}") from None
     except UnicodeDecodeError as exc:
         raise RecordingError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise RecordingError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+
+
+def read_recording(path: str | os.PathLike[str]) -> list[Trace]:
+    """Every trace of a recording, in order. Blank lines are skipped; anything else that is not
+    a trace raises RecordingError naming `file:line` and the reason."""
+    p = Path(path)
+    text = _read_text(p, "recording")
     traces: list[Trace] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -160,14 +166,7 @@ def load_traces(path: str | os.PathLike[str]) -> list[Trace]:
     p = Path(path)
     if p.is_dir():
         raise RecordingError(f"{p}: is a folder, not a recording or report")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise RecordingError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    text = _read_text(p, "recording or report")
     if not text.strip():
         raise RecordingError(f"{p}: is empty (no traces)")
     try:
@@ -187,18 +186,11 @@ def load_traces(path: str | os.PathLike[str]) -> list[Trace]:
 def load_report_traces(path: str | os.PathLike[str]) -> list[Trace]:
     """The traces of a report's JSON twin; RecordingError naming the file and the reason."""
     p = Path(path)
+    text = _read_text(p, "report")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise RecordingError(f"{p}: is a folder, not a report") from None
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordingError(f"{p}: not JSON: {exc.msg} (line {exc.lineno})") from None
-    except OSError as exc:
-        raise RecordingError(f"{p}: cannot be read: {exc.strerror or exc}") from None
     return report_traces_from_data(data, str(p))
 
 

@@ -11,272 +11,79 @@ Besides the memories it writes a few consolidation digests, a few session transc
 `queries.jsonl`: judged queries whose relevant ids follow from how the vault was generated
 (a memory's recall_when phrase or title with words dropped -> that memory, grade 3; its
 related_via targets, grade 1; a superseded memory sharing the phrase, grade 0).
+
+The vocabulary lives in `synth_words.py`, the plan's records and the rendered text in
+`synth_text.py` (both re-exported here); this module plans the vault and writes it.
 """
 
 from __future__ import annotations
 
 import bisect
 import concurrent.futures
-import functools
 import gc
 import itertools
 import json
 import multiprocessing
 import os
 import random
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-#: Memory types with their share of a vault (every type appears once N >= 8).
-TYPE_WEIGHTS: tuple[tuple[str, int], ...] = (
-    ("fact", 24), ("event", 16), ("instruction", 10), ("task", 12),
-    ("lesson", 10), ("preference", 10), ("project-fact", 12), ("decision", 6),
+from recall_tui.diagnostics.synth_text import (  # noqa: F401  (re-exported)
+    SECOND,
+    SUMMARIES,
+    TITLES,
+    Entity,
+    Planned,
+    _body,
+    _entity_pool,
+    _summary,
+    _title,
 )
-#: Most memory files one folder holds; a fuller topic folder spills into `part-2`, `part-3`, ….
-FOLDER_CAP = 200
-#: The generated story ends here (the day before the tests' pinned now).
-END = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
-#: …and spans two years.
-SPAN = timedelta(days=730)
-#: Number of judged queries written to queries.jsonl (fewer when the vault is tiny).
-QUERY_COUNT = 50
-
-# --------------------------------------------------------------------------------------------
-# vocabulary
-
-#: domain -> subtopic -> noun phrases a memory in that folder talks about.
-TOPICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "work": {
-        "infra": ("postgres replica", "deploy pipeline", "staging cluster", "load balancer",
-                  "terraform state", "helm chart", "node pool", "TLS certificate", "DNS zone",
-                  "backup job", "container registry", "service mesh"),
-        "billing": ("invoice export", "payment retry queue", "tax rounding rule", "refund webhook",
-                    "currency table", "dunning emails", "ledger migration", "Stripe sync job"),
-        "auth": ("OAuth client", "session cookie", "SSO login", "token rotation", "password reset flow",
-                 "permission matrix", "audit log", "MFA enrolment"),
-        "frontend": ("checkout page", "design tokens", "bundle size budget", "feature flag",
-                     "accessibility audit", "form validation", "dark mode toggle", "router config"),
-        "data": ("nightly ETL", "warehouse schema", "event tracking plan", "dbt model",
-                 "retention report", "Kafka consumer", "parquet export", "metrics dashboard"),
-        "oncall": ("pager rotation", "alert threshold", "runbook", "incident review",
-                   "error budget", "status page", "escalation policy", "latency alert"),
-        "planning": ("quarterly roadmap", "sprint board", "OKR draft", "capacity plan",
-                     "release calendar", "tech debt list", "hiring plan", "design review"),
-    },
-    "personal": {
-        "health": ("dentist appointment", "physio exercises", "allergy medication", "blood test",
-                   "sleep routine", "eye check", "vaccination record"),
-        "finance": ("tax return", "rent payment", "savings plan", "insurance renewal",
-                    "credit card statement", "pension transfer", "utility bill"),
-        "home": ("boiler service", "lease renewal", "grocery order", "bike repair",
-                 "balcony plants", "washing machine", "internet contract"),
-        "family": ("birthday gift", "school pickup", "holiday plans", "parents visit",
-                   "family dinner", "photo album"),
-        "travel": ("flight booking", "train tickets", "hotel reservation", "passport renewal",
-                   "travel insurance", "packing list", "visa appointment"),
-        "fitness": ("running plan", "climbing session", "swim training", "half marathon",
-                    "gym membership", "stretching routine"),
-    },
-    "homelab": {
-        "network": ("router firmware", "VLAN layout", "wireguard tunnel", "Pi-hole blocklist",
-                    "tailscale subnet router", "mesh access point"),
-        "storage": ("NAS pool", "ZFS snapshot", "offsite backup", "disk replacement",
-                    "restic repository", "SMART warnings"),
-        "automation": ("home assistant", "heating schedule", "door sensor", "energy monitor",
-                       "cron script", "MQTT broker"),
-    },
-    "learning": {
-        "rust": ("borrow checker", "async runtime", "cargo workspace", "error handling crate",
-                 "lifetime annotations"),
-        "ml": ("embedding model", "fine tuning run", "evaluation set", "vector index",
-               "tokenizer config", "reranker"),
-        "books": ("reading list", "book notes", "library loan", "book club pick"),
-    },
-    "projects": {
-        "side-app": ("landing page", "signup funnel", "push notifications", "app store listing",
-                     "sqlite schema", "sync engine"),
-        "blog": ("draft post", "static site build", "RSS feed", "comment spam", "analytics script"),
-        "open-source": ("issue triage", "release checklist", "contributor guide", "CI matrix",
-                        "changelog", "license question"),
-    },
-}
-
-#: Third-level folders used once the vault is big (N >= FACET_FROM) so folders stay small.
-FACETS: tuple[str, ...] = ("notes", "decisions", "incidents", "howto", "followups", "reviews",
-                           "reference", "meetings", "ideas", "history")
-FACET_FROM = 2000
-
-FIRST_NAMES = ("priya", "tomas", "lea", "sam", "nora", "jonas", "ingrid", "maya", "omar", "yuki",
-               "carla", "dmitri", "amara", "felix", "hana", "luca", "zoe", "ravi", "elena", "kofi",
-               "mei", "pablo", "sofia", "arjun", "greta", "malik", "ines", "theo", "aisha", "bruno",
-               "clara", "diego", "emma", "farid", "gwen", "hugo", "ida", "jamal", "kira", "lars")
-LAST_NAMES = ("nair", "herrera", "moreau", "adeyemi", "okafor", "becker", "sorensen", "tanaka",
-              "silva", "kowalski", "haddad", "novak", "mensah", "fischer", "rossi", "park",
-              "lindqvist", "chen", "garcia", "dubois", "ivanova", "osei", "meyer", "costa",
-              "yilmaz", "kim", "olsen", "bauer", "ali", "moretti")
-SERVICE_A = ("orion", "atlas", "kestrel", "juniper", "cobalt", "falcon", "harbor", "maple",
-             "nimbus", "quartz", "raven", "sierra", "tundra", "vega", "willow", "zephyr",
-             "ember", "lumen", "onyx", "pico", "delta", "boreal", "cinder", "drift", "echo")
-SERVICE_B = ("api", "gateway", "worker", "scheduler", "billing", "search", "ledger", "auth",
-             "ingest", "notifier", "exporter", "proxy", "cache", "portal", "sync", "reports")
-SERVICE_C = ("", "eu", "us", "edge", "internal", "legacy", "v2")
-PROJECT_A = ("quiet", "brave", "amber", "swift", "lunar", "rusty", "golden", "silent", "clever",
-             "hidden", "crimson", "gentle", "rapid", "frozen", "wild", "bright", "hollow", "tiny",
-             "proud", "lucky", "misty", "noble", "polar", "royal", "sunny", "velvet", "windy",
-             "cosmic", "dusty", "fuzzy")
-PROJECT_B = ("otter", "heron", "badger", "lynx", "panda", "falcon", "walrus", "gecko", "bison",
-             "koala", "marten", "orca", "puffin", "quokka", "raccoon", "salmon", "tapir", "urchin",
-             "vole", "wombat", "yak", "zebra", "alpaca", "beetle", "cricket", "dingo", "egret",
-             "ferret", "gopher", "ibis")
-PLACES = ("berlin", "lisbon", "oslo", "kyoto", "porto", "vienna", "krakow", "lyon", "bologna",
-          "tallinn", "ghent", "leipzig", "seville", "bergen", "utrecht", "malmo", "graz", "turin")
-TOOLS = ("neovim", "tmux", "docker", "kubectl", "terraform", "grafana", "sentry", "postgres",
-         "redis", "duckdb", "ansible", "github-actions", "argocd", "vault", "caddy", "nginx")
-RELATIONS_PERSON = ("works_on", "owns", "reviewed", "maintains", "asked_about", "reports_to")
-RELATIONS_THING = ("depends_on", "uses", "deployed_to", "blocked_by", "replaces", "talks_to")
-RELATED_KINDS = ("related", "see_also", "follow_up", "caused_by", "updates", "context")
-
-VERBS = ("rotate", "upgrade", "migrate", "pin", "rebuild", "benchmark", "review", "renew",
-         "clean up", "document", "split", "tune", "back up", "restart", "audit", "schedule")
-QUALS = ("flaky", "slow", "noisy", "stale", "intermittent", "broken", "expired", "oversized",
-         "misconfigured", "duplicated", "silent", "late")
-ENVS = ("staging", "production", "the eu-central cluster", "the laptop", "the NAS", "the CI runners",
-        "the preview environment", "the home server")
-ACTIVITIES = ("a release", "the Friday deploy", "travelling", "a long weekend", "the quarterly review",
-              "a database migration", "an on-call handover", "month end", "the team offsite")
-CAUSES = ("a missing index", "an expired token", "clock skew", "a wrong timezone", "a full disk",
-          "a retry storm", "an unpinned dependency", "a stale cache entry", "a typo in the config",
-          "a race in the worker", "DNS caching", "a silent cron failure")
-CHECKS = ("the logs first", "the dashboard", "the runbook", "disk usage", "the certificate dates",
-          "the queue depth", "the last deploy", "the calendar", "the config diff")
-PREFS = (("short answers", "long explanations"), ("diffs", "prose"), ("morning meetings", "evening calls"),
-         ("trains", "flights"), ("plain SQL", "an ORM"), ("tabs", "spaces"), ("email", "chat"),
-         ("one big PR", "many small PRs"), ("paper notes", "apps"), ("dark roast", "green tea"))
-REASONS = ("it halves the cost", "the old setup kept paging us", "support ends next year",
-           "it is simpler to operate", "the team already knows it", "latency dropped a lot in tests",
-           "it removes a vendor", "backups become trivial")
-FILES = ("config/settings.toml", "deploy/values.yaml", "Makefile", ".github/workflows/ci.yml",
-         "docker-compose.yml", "infra/main.tf", "notes/README.md", "scripts/backup.sh")
-FOLLOWUPS = ("wrote the postmortem", "opened a ticket", "added an alert", "asked for a review",
-             "promised a fix next week", "rolled it back", "paired on the fix")
-WHEN_TEMPLATES: tuple[Callable[..., str], ...] = (
-    lambda n, e, v, q: f"{v} the {n}",
-    lambda n, e, v, q: f"{e} asks about the {n}",
-    lambda n, e, v, q: f"the {n} looks {q}",
-    lambda n, e, v, q: f"planning work on the {n} with {e}",
-    lambda n, e, v, q: f"debugging a {q} {n}",
-    lambda n, e, v, q: f"before touching the {n}",
-    lambda n, e, v, q: f"someone mentions {e} and the {n}",
-    lambda n, e, v, q: f"deciding whether to {v} the {n}",
+from recall_tui.diagnostics.synth_words import (  # noqa: F401  (re-exported)
+    ACTIVITIES,
+    CAUSES,
+    CHECKS,
+    END,
+    ENVS,
+    FACET_FROM,
+    FACETS,
+    FILES,
+    FIRST_NAMES,
+    FOLDER_CAP,
+    FOLLOWUPS,
+    LAST_NAMES,
+    PLACES,
+    PREFS,
+    PROJECT_A,
+    PROJECT_B,
+    QUALS,
+    QUERY_COUNT,
+    REASONS,
+    RELATED_KINDS,
+    RELATIONS_PERSON,
+    RELATIONS_THING,
+    SERVICE_A,
+    SERVICE_B,
+    SERVICE_C,
+    SPAN,
+    STOP,
+    TOOLS,
+    TOPICS,
+    TYPE_WEIGHTS,
+    VERBS,
+    WHEN_TEMPLATES,
+    _below,
+    _day,
+    _few,
+    _iso,
+    _key_part,
+    _pick,
+    _q,
+    _randint,
+    _slug,
 )
-STOP = frozenset("a an the to of and with for on in is it its about whether".split())
-
-_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9 ,.'()/_+-]*[A-Za-z0-9.)]$")
-_YAML_WORDS = frozenset("yes no on off true false null y n ~".split())
-
-
-def _q(s: str) -> str:
-    """A YAML scalar for `s`: plain when unambiguous, else a JSON (YAML double-quoted) string."""
-    if _PLAIN.match(s) and s.lower() not in _YAML_WORDS and ": " not in s and " #" not in s:
-        return s
-    return json.dumps(s, ensure_ascii=False)
-
-
-def _pick(rng: random.Random, seq):  # noqa: ANN001, ANN202 - hot path, any sequence
-    """rng.choice, about five times faster (rng.random is one C call); still seed-deterministic."""
-    return seq[int(rng.random() * len(seq))]
-
-
-def _below(rng: random.Random, n: int) -> int:
-    """A whole number in [0, n), the fast way (see _pick)."""
-    return int(rng.random() * n)
-
-
-def _randint(rng: random.Random, lo: int, hi: int) -> int:
-    """A whole number in [lo, hi], the fast way (see _pick)."""
-    return lo + int(rng.random() * (hi - lo + 1))
-
-
-def _few(rng: random.Random, seq, k: int) -> list:  # noqa: ANN001 - any sequence
-    """Up to k distinct items of seq (k is 1-3 here, so rejection beats random.sample)."""
-    k = min(k, len(seq))
-    idx: list[int] = []
-    while len(idx) < k:
-        j = int(rng.random() * len(seq))
-        if j not in idx:
-            idx.append(j)
-    return [seq[j] for j in idx]
-
-
-@functools.lru_cache(maxsize=4096)
-def _key_part(s: str, sep: str = "_") -> str:
-    """A slug for a topic key or a tag (a few hundred distinct inputs, so cached)."""
-    return _slug(s).replace("-", sep)
-
-
-def _slug(s: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
-
-
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
-
-
-def _iso(dt: datetime) -> str:
-    """UTC ISO-8601 with a Z, whole seconds (isoformat is several times faster than strftime)."""
-    return dt.isoformat(timespec="seconds")[:19] + "Z"
-
-
-def _day(dt: datetime) -> str:
-    return dt.isoformat()[:10]
-
-
-# --------------------------------------------------------------------------------------------
-# the plan
-
-
-@dataclass
-class Entity:
-    """One entity of the synthetic graph."""
-
-    slug: str
-    """The lower-cased name the graph keys on."""
-    display: str
-    """How the text mentions it."""
-    kind: str
-    """person, service, place or tool."""
-
-
-@dataclass(slots=True)
-class Planned:
-    """Everything decided about one memory before any text is rendered (a mutable work record
-    of the planner, never handed out of this module)."""
-
-    n: int
-    id: str = ""
-    folder: str = ""
-    role: str = "normal"
-    type: str = "fact"
-    domain: str = ""
-    sub: str = ""
-    noun: str = ""
-    title: str = ""
-    summary: str = ""
-    recall_when: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    entities: list[Entity] = field(default_factory=list)
-    edges: list[tuple[str, str, str]] = field(default_factory=list)
-    related: list[tuple[str, float, str]] = field(default_factory=list)
-    topic_key: str | None = None
-    supersedes: str | None = None
-    superseded_by: str | None = None
-    status: str = "active"
-    created: datetime = END
-    updated: datetime = END
-    session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -301,147 +108,6 @@ class SynthReport:
     """Judged queries in queries.jsonl."""
     seconds: float
     """Wall time of the whole write."""
-
-
-def _entity_pool(rng: random.Random, n: int) -> list[Entity]:
-    """About n/20 entities (at least 12): people, services, places and tools, no duplicates."""
-    size = max(12, n // 20)
-    people = [(f, la) for f in FIRST_NAMES for la in LAST_NAMES]
-    services = [f"{a}-{b}-{c}".rstrip("-") for c in SERVICE_C for a in SERVICE_A for b in SERVICE_B]
-    services += [f"project-{a}-{b}" for a in PROJECT_A for b in PROJECT_B]
-    rng.shuffle(people)
-    rng.shuffle(services)
-    pool: list[Entity] = []
-    for p in PLACES:
-        pool.append(Entity(p, _cap(p), "place"))
-    for t in TOOLS:
-        pool.append(Entity(t, t, "tool"))
-    pi = si = 0
-    while len(pool) < max(size, len(PLACES) + len(TOOLS) + 4):
-        if (len(pool) % 2 == 0 and pi < len(people)) or si >= len(services):
-            f, la = people[pi]
-            pi += 1
-            pool.append(Entity(f"{f}-{la}", f"{_cap(f)} {_cap(la)}", "person"))
-        else:
-            pool.append(Entity(services[si], services[si], "service"))
-            si += 1
-        if pi >= len(people) and si >= len(services):
-            break
-    return pool
-
-
-def _words_between(text: str, lo: int, hi: int, pad: str) -> str:
-    words = text.split()
-    if len(words) > hi:
-        words = words[:hi]
-    while len(words) < lo:
-        words.append(pad)
-    return " ".join(words)
-
-
-#: type -> title templates, called as t(rng, noun, verb, qualifier, person, thing).
-TITLES: dict[str, tuple[Callable[..., str], ...]] = {
-    "fact": (lambda r, n, v, q, a, b: f"{_cap(n)} for {b} runs on {_pick(r, ENVS)}",
-             lambda r, n, v, q, a, b: f"Where the {n} of {b} is configured"),
-    "event": (lambda r, n, v, q, a, b: f"{_cap(q)} {n} on {_pick(r, ENVS)} during {_pick(r, ACTIVITIES)}",
-              lambda r, n, v, q, a, b: f"{a} found the {n} {q}"),
-    "instruction": (lambda r, n, v, q, a, b: f"Always {v} the {n} before {_pick(r, ACTIVITIES)}",
-                    lambda r, n, v, q, a, b: f"How to {v} the {n} safely"),
-    "task": (lambda r, n, v, q, a, b: f"{_cap(v)} the {n} for {b}",
-             lambda r, n, v, q, a, b: f"Follow up with {a} on the {n}"),
-    "lesson": (lambda r, n, v, q, a, b: f"{_cap(q)} {n} came from {_pick(r, CAUSES)}",
-               lambda r, n, v, q, a, b: f"Lesson from the {q} {n}"),
-    "preference": (lambda r, n, v, q, a, b: f"{a} prefers {_pick(r, PREFS)[0]} for the {n}",
-                   lambda r, n, v, q, a, b: f"How {a} likes the {n} handled"),
-    "project-fact": (lambda r, n, v, q, a, b: f"{b} keeps its {n} in {_pick(r, FILES)}",
-                     lambda r, n, v, q, a, b: f"{_cap(n)} setup of {b}"),
-    "decision": (lambda r, n, v, q, a, b: f"Decided to {v} the {n} with {_pick(r, TOOLS)}",
-                 lambda r, n, v, q, a, b: f"Decision on the {n} for {b}"),
-}
-#: type -> the first sentence of a summary, same arguments as TITLES.
-SUMMARIES: dict[str, Callable[..., str]] = {
-    "fact": lambda r, n, v, q, a, b: f"The {n} for {b} runs on {_pick(r, ENVS)} and {a} owns it.",
-    "event": lambda r, n, v, q, a, b: f"The {n} turned {q} during {_pick(r, ACTIVITIES)}; {a} {_pick(r, FOLLOWUPS)}.",
-    "instruction": lambda r, n, v, q, a, b: (f"Always {v} the {n} before {_pick(r, ACTIVITIES)}, "
-                                             f"otherwise it breaks on {_pick(r, ENVS)}."),
-    "task": lambda r, n, v, q, a, b: f"{_cap(v)} the {n} for {b}; {a} is waiting on it.",
-    "lesson": lambda r, n, v, q, a, b: (f"The {q} {n} was caused by {_pick(r, CAUSES)}; "
-                                        f"next time check {_pick(r, CHECKS)}."),
-    "preference": lambda r, n, v, q, a, b: "{} prefers {} over {} when dealing with the {}.".format(
-        a, *_pick(r, PREFS), n),
-    "project-fact": lambda r, n, v, q, a, b: (f"{b} configures the {n} in {_pick(r, FILES)} "
-                                              f"and deploys it to {_pick(r, ENVS)}."),
-    "decision": lambda r, n, v, q, a, b: (f"We chose to {v} the {n} with {_pick(r, TOOLS)} "
-                                          f"because {_pick(r, REASONS)}."),
-}
-#: Optional second sentences of a summary.
-SECOND: tuple[Callable[..., str], ...] = (
-    lambda m, a, b: f"Ask {a} before changing it.",
-    lambda m, a, b: f"Last checked on {_day(m.created)}.",
-    lambda m, a, b: f"It came up again with {b}.",
-    lambda m, a, b: f"See the runbook for {b} for details.",
-)
-
-
-def _title(rng: random.Random, m: Planned, e0: Entity, e1: Entity) -> str:
-    t = _pick(rng, TITLES[m.type])(rng, m.noun, _pick(rng, VERBS), _pick(rng, QUALS), e0.display, e1.display)
-    return _words_between(t, 4, 10, "notes")
-
-
-def _summary(rng: random.Random, m: Planned, e0: Entity, e1: Entity) -> str:
-    first = SUMMARIES[m.type](rng, m.noun, _pick(rng, VERBS), _pick(rng, QUALS), e0.display, e1.display)
-    if rng.random() < 0.5:
-        return first
-    return f"{first} {_pick(rng, SECOND)(m, e0.display, e1.display)}"
-
-
-#: Memory-independent body fragments, every combination rendered once at import so a body
-#: line costs one pick and one format (this is what keeps 100k memories fast).
-_DO_ON_AFTER = tuple(f"{_cap(v)} the {{}} on {e} after {a}." for v in VERBS for e in ENVS for a in ACTIVITIES)
-_AGAIN_CAUSE = tuple(f"{q} again; cause looked like {c}." for q in QUALS for c in CAUSES)
-_NUMBERS = tuple(f"Numbers from the last check: p50 {p50} ms, p95 {p95} ms, {err} errors a day."
-                 for p50 in (4, 7, 12, 18, 25, 33, 41, 60, 85) for p95 in (120, 180, 250, 400, 650, 900)
-                 for err in (0, 1, 3, 8, 15, 40))
-_NOTE = tuple(f"Note to self: {v} it before {a}." for v in VERBS for a in ACTIVITIES)
-_COMMANDS = tuple(f"{t} {v.split()[0]} {{}} --env {_slug(e)}" for t in TOOLS for v in VERBS for e in ENVS)
-_BODY_LINES: tuple[Callable[..., str], ...] = (
-    lambda r, m, a, b: "- " + _pick(r, _DO_ON_AFTER).format(m.noun),
-    lambda r, m, a, b: f"- {a} noticed it was {_pick(r, _AGAIN_CAUSE)}",
-    lambda r, m, a, b: f"Context: {b} depends on the {m.noun}, so check {_pick(r, CHECKS)}.",
-    lambda r, m, a, b: f"- Owner: {a}. Backup contact: {_pick(r, m.entities).display}.",
-    lambda r, m, a, b: f"- Decided {_day(m.created)}: {_pick(r, REASONS)}.",
-    lambda r, m, a, b: _pick(r, _NUMBERS),
-    lambda r, m, a, b: f"- Config lives in `{_pick(r, FILES)}`.",
-    lambda r, m, a, b: _pick(r, _NOTE),
-    lambda r, m, a, b: "",
-)
-
-
-def _body(rng: random.Random, m: Planned, by_id: dict[str, Planned]) -> str:
-    """3 to 40 lines: a heading or not, prose, bullets, a command block, maybe `## Related`."""
-    a = m.entities[0].display
-    b = m.entities[-1].display
-    target = min(40, max(3, int(rng.triangular(3, 40, 8))))
-    out: list[str] = []
-    if rng.random() < 0.4:
-        out += [f"# {m.title}", ""]
-    while len(out) < target:
-        if rng.random() < 0.08 and len(out) + 4 <= target:
-            if out and out[-1]:
-                out.append("")
-            out += ["```sh", _pick(rng, _COMMANDS).format(_slug(m.noun)), "```", ""]
-            continue
-        line = _pick(rng, _BODY_LINES)(rng, m, a, b)
-        if line or (out and out[-1]):
-            out.append(line)
-    while out and not out[-1]:
-        out.pop()
-    if len(out) < 3:
-        out += [f"- Tagged {', '.join(m.tags)}.", f"- Mentioned by {a}."][: 3 - len(out)]
-    if m.related and len(out) + 3 <= 40 and rng.random() < 0.5:
-        out += ["", "## Related"]
-        out += [f"- [[{rid}]] {by_id[rid].title}" for rid, _, _ in m.related[: 40 - len(out)]]
-    return "\n".join(out[:40]) + "\n"
 
 
 def plan_vault(n: int, seed: int = 0) -> tuple[list[Planned], list[Entity]]:

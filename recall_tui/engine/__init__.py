@@ -1,8 +1,8 @@
 """The engine layer: every stage of pipeline.md, traced. Headless (no textual, no rich).
 
-Owns configuration and presets (`config.py`), text analysis (`text.py`), the trace
-(`trace.py`), the in-memory keyword index (`bm25.py`), the pipeline (`pipeline.py`), one
-module per stage (`stages/`) and why-not (`why.py`).
+Owns configuration and presets (`config.py`, its knob sections in `config_sections.py`),
+text analysis (`text.py`), the trace (`trace.py`), the in-memory keyword index (`bm25.py`),
+the pipeline (`pipeline.py`), one module per stage (`stages/`) and why-not (`why.py`).
 
 May import: `recall_tui.index`, `recall_tui.vault`. Start with `pipeline.py`.
 

@@ -6,6 +6,9 @@ right after the keyword and fuzzy channels, before the vector and signature chan
 skip; its record keeps its informational place after `fuse`. A `cancel` callable is checked
 before every stage: when it returns True, `recall` raises `Cancelled` (the UI's worker drops
 the result). Headless.
+
+Long module: `Engine` is one class (the stage order in `recall`, the vault-derived memos the
+stages share, trace assembly); split, the run order would no longer read top to bottom.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from recall_tui.engine.stages import (
 from recall_tui.engine.stages import (
     filter as filter_stage,
 )
-from recall_tui.engine.stages.parse import parse_query, parse_time
+from recall_tui.engine.stages.parse import parse_query, parse_time, unknown_type_warnings
 from recall_tui.engine.state import Cancelled, Filters, Out, RecallState
 from recall_tui.engine.text import analyze, word_set
 from recall_tui.engine.trace import (
@@ -282,6 +285,7 @@ class Engine:
                     shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
                     info.append((f"filter {fname}", shown))
             info += [("note", n) for n in pq.notes]
+            info += [("warning", w) for w in unknown_type_warnings(fc.types)]
             return Out(info=info, reason="" if not pq.empty else "no query terms")
 
         timed("query.parse", do_parse)

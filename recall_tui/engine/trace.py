@@ -268,6 +268,12 @@ class Trace:
                 return s
         return None
 
+    def warnings(self) -> tuple[str, ...]:
+        """What the user should be told about the query itself (e.g. an unknown type filter):
+        the `warning` facts of the query.parse stage."""
+        st = self.stage("query.parse")
+        return tuple(v for k, v in st.info if k == "warning") if st is not None else ()
+
     def hit(self, memory_id: str) -> Hit | None:
         for h in self.hits:
             if h.id == memory_id:

@@ -231,7 +231,8 @@ def _check_phrases(phrases: Sequence[str]) -> tuple[str, ...]:
             raise EditError(f"a recall_when phrase must be text, got {p!r}")
         if not p.strip():
             raise EditError("a recall_when phrase cannot be empty")
-        if any(ch in p for ch in "\r\n\x85\u2028\u2029") or any(ord(ch) < 32 and ch != "\t" for ch in p):
+        if any(ch in p for ch in "\r\n\x85\u2028\u2029") or any(
+                (ord(ch) < 32 and ch != "\t") or 0x7F <= ord(ch) <= 0x9F for ch in p):
             raise EditError(f"a recall_when phrase must be one line without control characters: {p!r}")
         out.append(p)
     return tuple(out)

@@ -12,16 +12,22 @@ that the channels search:
 | `session:s-417` | only memories of that session |
 | `as_of:2026-03-01` | bi-temporal as-of time (ISO date or datetime; UTC when no zone) |
 | `topic:user.diet` | exact topic_key for the topic channel |
+
+A type filter naming no memory type (`type:decsion`, `--type bogus`) keeps nothing; the stage
+records a `warning` naming it and listing the known types (`unknown_type_warnings`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from recall_tui.engine.config import Config
 from recall_tui.engine.state import ParsedQuery
 from recall_tui.engine.text import STOP_WORDS, analyze, porter_stem, words
+from recall_tui.vault.model import MEMORY_TYPES
 
 INLINE_KEYS = ("type", "scope", "tag", "source", "session", "as_of", "topic")
 _INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):(\S+)", re.IGNORECASE)
@@ -65,6 +71,20 @@ def parse_query(raw: str, cfg: Config) -> ParsedQuery:
             ws.append(w)
         term_words.setdefault(porter_stem(w) if cfg.parse.stem else w, w)
     return ParsedQuery(raw, text, tuple(terms), tuple(ws), term_words, tuple(inline), tuple(notes))
+
+
+def unknown_type_warnings(types: Iterable[str]) -> list[str]:
+    """One warning per type filter value that is not a memory type (such a filter matches
+    no memory), naming the value, the closest known type if any, and every known type."""
+    out = []
+    for t in dict.fromkeys(types):
+        if t in MEMORY_TYPES:
+            continue
+        close = difflib.get_close_matches(str(t).lower(), MEMORY_TYPES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"unknown type {t!r}: the type filter keeps nothing{hint}; known types: "
+                   + ", ".join(MEMORY_TYPES))
+    return out
 
 
 def looks_like_topic_key(text: str) -> bool:

@@ -1,0 +1,160 @@
+"""Talking to the warm recall service (`recall-tui serve`): where its socket is, one request,
+starting it on demand. Standard library only: this is the hook's fast path, which must not
+import numpy, apsw or onnxruntime (a warm `hook prompt-submit` is a Python start, this module,
+one socket round trip).
+
+Protocol: one JSON object per line each way on a Unix stream socket. Requests:
+`{"op": "ping"}`, `{"op": "hook", "options": {...}, "payload": {...}}`,
+`{"op": "recall", "query": ..., ...}`, `{"op": "stop"}`. Answers carry `"ok": true` or
+`"ok": false, "error": "..."`.
+
+The socket lives in `VAULT/.recall/serve.sock`, created owner-only; when that path is too long
+for a Unix socket (about 100 bytes) it lives in an owner-only folder under the system's temp
+folder, named by a hash of the vault path. A client refuses a socket (or folder) that another
+user owns.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: Idle minutes after which a service started on demand exits.
+DEFAULT_IDLE_S = 30 * 60
+_MAX_SOCK = 100
+
+
+class ServiceUnavailable(RuntimeError):
+    """No service answered (not running, starting, refused, or it failed)."""
+
+
+def recall_dir(root: Path) -> Path:
+    return root / ".recall"
+
+
+def socket_path(root: str | os.PathLike) -> Path:
+    root = Path(root).resolve()
+    p = recall_dir(root) / "serve.sock"
+    if len(os.fsencode(str(p))) <= _MAX_SOCK:
+        return p
+    import hashlib
+    import tempfile
+
+    name = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / f"recall-tui-{os.getuid()}" / f"{name}.sock"
+
+
+def lock_path(root: str | os.PathLike) -> Path:
+    return recall_dir(Path(root).resolve()) / "serve.lock"
+
+
+def owned_by_me(p: Path) -> bool:
+    """True when `p` exists and belongs to this user (a socket or folder someone else made
+    could hand us anything)."""
+    try:
+        return os.lstat(p).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
+    """Send one request and return the answer; ServiceUnavailable when no service answers."""
+    path = socket_path(root)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise ServiceUnavailable("not running") from None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        raise ServiceUnavailable(f"{path}: not a socket of this user; ignored")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        for attempt in range(50):  # a full listen backlog answers EAGAIN: try again shortly
+            try:
+                s.connect(str(path))
+                break
+            except BlockingIOError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.02)
+        s.sendall(json.dumps(req, ensure_ascii=False).encode() + b"\n")
+        buf = bytearray()
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+    except OSError as exc:
+        raise ServiceUnavailable(f"{path}: {exc.strerror or exc}") from None
+    finally:
+        s.close()
+    try:
+        ans = json.loads(buf)
+    except ValueError:
+        raise ServiceUnavailable("the service closed the connection without an answer") from None
+    if not isinstance(ans, dict):
+        raise ServiceUnavailable("the service's answer is not a JSON object")
+    return ans
+
+
+def is_starting_or_running(root: str | os.PathLike) -> bool:
+    """Whether a service holds the vault's serve lock (running, or still loading)."""
+    p = lock_path(root)
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> bool:
+    """Start `recall-tui serve` for the vault in its own session (it outlives this process and
+    exits after `idle_s` without a request). False when one is already up or starting, or it
+    could not be started. Several callers at once are fine: the service takes the serve lock
+    and a second one exits at once."""
+    if os.environ.get("RECALL_TUI_SERVE", "").lower() in ("off", "0", "no", "false"):
+        return False
+    root = Path(root).resolve()
+    if is_starting_or_running(root):
+        return False
+    import subprocess
+
+    idle = idle_s if idle_s is not None else float(os.environ.get("RECALL_TUI_SERVE_IDLE") or DEFAULT_IDLE_S)
+    try:
+        recall_dir(root).mkdir(exist_ok=True)
+        if not os.access(recall_dir(root), os.W_OK):
+            return False  # a read-only vault: no service (it could not lock or bind), no retry storm
+        subprocess.Popen(
+            [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True)
+        return True
+    except OSError:
+        return False
+
+
+def wait_ready(root: str | os.PathLike, timeout: float = 120.0) -> dict[str, Any] | None:
+    """Wait until the service answers a ping (None at the timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ans = request(root, {"op": "ping"}, timeout=5.0)
+            if ans.get("ok"):
+                return ans
+        except ServiceUnavailable:
+            pass
+        time.sleep(0.05)
+    return None

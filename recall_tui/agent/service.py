@@ -1,0 +1,209 @@
+"""The warm recall service behind `recall-tui serve`: one vault kept loaded (vault, index,
+keyword structures, embedder) and watched for changes, answering recalls over a Unix socket
+(see `recall_tui.agent.client` for the protocol and where the socket lives).
+
+- One service per vault: it holds an exclusive lock on `.recall/serve.lock` for its life; a
+  second one started at the same time sees the lock and exits 0.
+- Several clients at once: one thread per connection; recalls share one lock in the core.
+- Follows the vault's active configuration: when `.recall/active.json` names another preset
+  or embedder, the next request reloads the core under it.
+- Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
+  `{"op": "stop"}` request; removes its socket on the way out.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import socketserver
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from recall_tui.agent import hooks as H
+from recall_tui.agent.active import read_active
+from recall_tui.agent.client import DEFAULT_IDLE_S, lock_path, socket_path
+from recall_tui.agent.core import RecallCore
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        svc: RecallService = self.server.service  # type: ignore[attr-defined]
+        for raw in self.rfile:
+            if not raw.strip():
+                continue
+            try:
+                req = json.loads(raw)
+                ans = svc.answer(req if isinstance(req, dict) else {})
+            except ValueError as exc:
+                ans = {"ok": False, "error": f"bad request: {exc}"}
+            except Exception as exc:  # noqa: BLE001 - one bad request never ends the service
+                ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            self.wfile.write(json.dumps(ans, ensure_ascii=False).encode() + b"\n")
+            self.wfile.flush()
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128  # many hooks at once: a full backlog makes connect() fail with EAGAIN
+
+
+class RecallService:
+    def __init__(self, root: str | Path, *, idle_s: float = DEFAULT_IDLE_S, watch: bool = True,
+                 log=None):
+        self.root = Path(root).resolve()
+        self.idle_s = idle_s
+        self.watch = watch
+        self.log = log or (lambda msg: print(f"recall-tui serve: {msg}", file=sys.stderr, flush=True))
+        self.core: RecallCore | None = None
+        self.active = read_active(self.root)
+        self.last = time.monotonic()
+        self.served = 0
+        self.server: _Server | None = None
+        self._lock_fd: int | None = None
+        self._core_lock = threading.Lock()
+
+    # --- life ----------------------------------------------------------------------------
+
+    def acquire(self) -> bool:
+        """Take the vault's serve lock; False when another service holds it."""
+        p = lock_path(self.root)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # who holds it (for `serve --stop`)
+        return True
+
+    def _load(self) -> RecallCore:
+        core = RecallCore(self.root, index="open", path="service")
+        if self.watch:
+            core.watch()
+        return core
+
+    def _bind(self) -> _Server:
+        path = socket_path(self.root)
+        folder = path.parent
+        if folder.name.startswith("recall-tui-"):  # the temp-folder fallback
+            folder.mkdir(mode=0o700, exist_ok=True)
+            st = os.lstat(folder)
+            if st.st_uid != os.getuid() or not os.path.isdir(folder):
+                raise PermissionError(f"{folder}: owned by another user; not used")
+            os.chmod(folder, 0o700)
+        try:
+            path.unlink()  # a stale socket from a killed service (we hold the lock)
+        except FileNotFoundError:
+            pass
+        old = os.umask(0o077)
+        try:
+            srv = _Server(str(path), _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        srv.service = self  # type: ignore[attr-defined]
+        return srv
+
+    def run(self) -> int:
+        """Load, bind, serve until idle/stop/SIGTERM. Returns the exit code."""
+        if not self.acquire():
+            self.log(f"a service already runs for {self.root}")
+            return 0
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._sigterm)
+        try:
+            self.core = self._load()
+            self.server = self._bind()
+            self.log(f"serving {self.root} on {socket_path(self.root)} (preset {self.core.preset}, "
+                     f"embedder {self.core.embedder.name if self.core.embedder else 'none'}, "
+                     f"idle exit after {self.idle_s:.0f} s)")
+            threading.Thread(target=self._idle_watch, name="serve-idle", daemon=True).start()
+            self.server.serve_forever(poll_interval=0.2)
+            return 0
+        finally:
+            self._cleanup()
+
+    def _sigterm(self, *_: object) -> None:
+        if self.server is None:
+            raise SystemExit(0)  # still loading: leave now (cleanup runs in `run`)
+        self.stop()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            threading.Thread(target=self.server.shutdown, daemon=True).start()
+
+    def _idle_watch(self) -> None:
+        while self.server is not None:
+            time.sleep(min(1.0, max(0.05, self.idle_s / 4)))
+            if time.monotonic() - self.last > self.idle_s:
+                self.log(f"idle for {self.idle_s:.0f} s; exiting")
+                self.stop()
+                return
+
+    def _cleanup(self) -> None:
+        srv, self.server = self.server, None
+        if srv is not None:
+            srv.server_close()
+            try:
+                os.unlink(socket_path(self.root))
+            except OSError:
+                pass
+        if self.core is not None:
+            self.core.close()
+            self.core = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # --- requests ------------------------------------------------------------------------
+
+    def _current_core(self) -> RecallCore:
+        act = read_active(self.root)
+        with self._core_lock:
+            if (act.preset, act.embedder) != (self.active.preset, self.active.embedder):
+                self.log(f"active configuration changed to {act.preset}/{act.embedder}; reloading")
+                old = self.core
+                self.core = self._load()
+                self.active = act
+                if old is not None:
+                    old.close()
+            assert self.core is not None
+            return self.core
+
+    def answer(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.last = time.monotonic()
+        op = req.get("op")
+        if op == "ping":
+            core = self.core
+            return {"ok": True, "pid": os.getpid(), "root": str(self.root), "served": self.served,
+                    "preset": core.preset if core else None,
+                    "embedder": core.embedder.name if core and core.embedder else "none"}
+        if op == "stop":
+            self.stop()
+            return {"ok": True}
+        core = self._current_core()
+        if op == "hook":
+            opts = H.HookOptions.from_dict(req.get("options") or {})
+            actual = core.embedder.name if core.embedder is not None else "none"
+            if opts.embedder and opts.embedder not in (core.embedder_kind, actual):
+                return {"ok": False, "error": f"this service recalls with {core.embedder_kind!r}, "
+                                              f"not {opts.embedder!r}"}
+            out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
+            self.served += 1
+            return {"ok": True, "output": out, "record": rec.id}
+        if op == "recall":
+            trace = core.recall(str(req.get("query") or ""), k=req.get("k"), preset=req.get("preset"),
+                                include_superseded=req.get("include_superseded"),
+                                as_of=req.get("as_of"), types=tuple(req.get("types") or ()))
+            self.served += 1
+            return {"ok": True, "trace": trace.to_dict()}
+        return {"ok": False, "error": f"unknown op {op!r}"}

@@ -1,0 +1,50 @@
+"""`recall-tui preset use NAME | show`: the vault's active configuration (the preset and
+embedder its agent recalls with; see recall_tui/agent/active.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from recall_tui.agent.active import EMBEDDERS, read_active, write_active
+from recall_tui.cli._common import vault_root
+from recall_tui.vault.literal import safe_print
+
+HELP = "set or show the vault's active preset and embedder (used by query, hooks, MCP)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    use = sub.add_parser("use", help="make NAME the vault's active preset")
+    use.add_argument("name", help="preset name or .toml path")
+    use.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    use.add_argument("--embedder", choices=EMBEDDERS, help="also set the active embedder")
+    show = sub.add_parser("show", help="print the vault's active preset and embedder")
+    show.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.engine.config import load_preset
+
+    root = vault_root(args.vault)
+    if not root.is_dir():
+        safe_print(f"recall-tui preset: {root}: no such vault folder", file=sys.stderr)
+        return 2
+    if args.action == "show":
+        act = read_active(root)
+        safe_print(f"preset {act.preset}  embedder {act.embedder}  ({act.source})")
+        return 0
+    try:
+        load_preset(args.name, root)
+    except ValueError as exc:
+        safe_print(f"recall-tui preset: {exc}", file=sys.stderr)
+        return 2
+    try:
+        path = write_active(root, preset=args.name, embedder=args.embedder, set_by="preset use")
+    except OSError as exc:
+        safe_print(f"recall-tui preset: cannot write {root / '.recall'}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    act = read_active(root)
+    safe_print(f"active preset {act.preset}, embedder {act.embedder} (written to {path})")
+    return 0

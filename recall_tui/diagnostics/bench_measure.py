@@ -1,0 +1,403 @@
+"""The benchmark's measurements of one vault, run in a fresh child process (see `bench.py`).
+
+`measure_vault` reads the vault, builds its index into a temporary file, re-indexes one changed
+memory, times every stage and the whole pipeline, and compares the keyword and vector stages
+with their oracles (rank_bm25 and numpy brute force); `cold_start_child` times the phases from
+interpreter start to the first recall. Also the stand-in embedder and the small helpers they
+share. Re-exported by `recall_tui.diagnostics.bench`. Headless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from recall_tui.diagnostics.report import percentile
+from recall_tui.engine.trace import STAGE_ORDER
+
+BENCH_KIND = "recall-tui-bench"
+BENCH_VERSION = 1
+#: Scores of the keyword stage and rank_bm25 must agree this closely.
+SCORE_TOLERANCE = 1e-9
+#: The `now` every benchmark recall is pinned to (synthetic vaults end 2026-11-20).
+BENCH_NOW = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
+#: Queries compared with rank_bm25 and numpy per vault (the oracles are slow by design).
+ORACLE_QUERIES = 20
+STANDIN_DIM = 384
+#: Largest synthetic vault `--embedder auto` embeds with the real model.
+AUTO_LOCAL_MAX = 1000
+STANDIN_MODEL = "hash-seeded-random-384 (stand-in, not semantic)"
+
+
+class StandinEmbedder:
+    """A deterministic stand-in for a real embedder: each text's vector is a unit vector drawn
+    from a generator seeded by the text's sha256. It costs microseconds per text, so 100k
+    memories index in seconds, and it exercises storage and kNN exactly like real vectors of
+    the same dimension; its similarities mean nothing, so recall quality is not measured."""
+
+    name = "standin"
+    model = STANDIN_MODEL
+    dim = STANDIN_DIM
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def make_bench_embedder(kind: str):
+    """`standin` or `local` (the real MiniLM model)."""
+    if kind == "standin":
+        return StandinEmbedder()
+    if kind == "local":
+        from recall_tui.index.embed import make_embedder
+
+        emb, _ = make_embedder("local")
+        return emb
+    raise ValueError(f"unknown bench embedder {kind!r}: use local or standin")
+
+
+def embedder_for(kind: str, size: int | None) -> str:
+    """`auto` means the real local model for a real vault and for synthetic vaults of up to
+    AUTO_LOCAL_MAX memories, the stand-in above (embedding 10k texts takes minutes)."""
+    if kind != "auto":
+        return kind
+    return "local" if size is None or size <= AUTO_LOCAL_MAX else "standin"
+
+
+def stats(values: Sequence[float]) -> dict[str, float | int]:
+    """p50, p95, mean, min, max and count of a list of milliseconds."""
+    xs = [float(v) for v in values]
+    if not xs:
+        return {"n": 0}
+    return {"n": len(xs), "p50": percentile(xs, 50), "p95": percentile(xs, 95),
+            "mean": sum(xs) / len(xs), "min": min(xs), "max": max(xs)}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MiB (ru_maxrss: KiB on Linux,
+    bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[str]:
+    """Query texts from a JSONL file of objects with a `query` key (golden.jsonl,
+    queries.jsonl) or plain text lines; a bad line raises ValueError naming file:line."""
+    p = Path(path)
+    out: list[str] = []
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith("{"):
+            try:
+                q = json.loads(s).get("query")
+            except (json.JSONDecodeError, AttributeError) as exc:
+                raise ValueError(f"{p}:{n}: not a JSON object with a query: {exc}") from None
+            if not isinstance(q, str):
+                raise ValueError(f"{p}:{n}: `query` must be a string")
+            out.append(q)
+        else:
+            out.append(s)
+    if not out:
+        raise ValueError(f"{p}: holds no queries")
+    return out
+
+
+def default_queries(vault: Path) -> Path | None:
+    """The vault's own judged queries: `queries.jsonl` (synthetic) or `golden.jsonl`."""
+    for name in ("queries.jsonl", "golden.jsonl"):
+        if (vault / name).is_file():
+            return vault / name
+    return None
+
+
+def _changed_vault(vault: Any, memory_id: str, stamp: str):
+    """The vault with one memory's body changed (in memory only: the files are untouched)."""
+    m = vault.memories[memory_id]
+    # Prepended: text after a final `## Related` section is not embedded, so an edit there
+    # would not exercise the embedder.
+    body = f"Edited for the re-index benchmark ({stamp}).\n\n{m.body}"
+    changed = replace(m, body=body,
+                      content_hash=hashlib.sha256(body.encode("utf-8")).hexdigest())
+    memories = dict(vault.memories)
+    memories[memory_id] = changed
+    return replace(vault, memories=MappingProxyType(memories))
+
+
+def _ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> float | None:
+    """a[key] / b[key] of two `stats` results, None when either is missing or zero."""
+    x, y = a.get(key), b.get(key)
+    return x / y if x and y else None
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t = time.perf_counter()
+    out = fn()
+    return out, (time.perf_counter() - t) * 1000
+
+
+# --- the oracles ----------------------------------------------------------------------------
+
+
+def keyword_oracle(engine: Any, cfg: Any, queries: Sequence[str]) -> dict[str, Any]:
+    """The keyword index's per-field scores against rank_bm25 over the same token lists.
+
+    Raises AssertionError when any score differs by more than SCORE_TOLERANCE: a benchmark of
+    a stage that computes something else would be meaningless."""
+    from rank_bm25 import BM25Okapi
+
+    from recall_tui.engine.bm25 import field_text
+    from recall_tui.engine.stages.keyword import field_weights
+    from recall_tui.engine.stages.parse import parse_query
+    from recall_tui.engine.text import analyze
+
+    kidx = engine.keyword_index(cfg)
+    memories = [engine.vault.memories[mid] for mid in kidx.ids]
+    weights = {f: w for f, w in field_weights(cfg).items() if w}
+    oracles: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    t0 = time.perf_counter()
+    for name in weights:
+        # The same token lists the keyword index was built from (same analysis settings).
+        docs = [analyze(field_text(m, name), stem=kidx.stem, stop_words=kidx.stop_words)
+                for m in memories]
+        if not any(docs):
+            skipped[name] = "empty in every memory (rank_bm25 divides by zero there)"
+            continue
+        oracles[name] = BM25Okapi(docs, k1=cfg.keyword.k1, b=cfg.keyword.b,
+                                  epsilon=cfg.keyword.epsilon)
+    build_ms = (time.perf_counter() - t0) * 1000
+    worst = 0.0
+    oracle_ms: list[float] = []
+    ours_ms: list[float] = []
+    compared = 0
+    for q in queries:
+        terms = list(parse_query(q, cfg).terms)
+        if not terms:
+            continue
+        t = time.perf_counter()
+        ref = {name: o.get_scores(terms) for name, o in oracles.items()}
+        ref_total = sum(weights[n] * s for n, s in ref.items())
+        oracle_ms.append((time.perf_counter() - t) * 1000)
+        res, ms = _timed(lambda terms=terms: kidx.search(terms, weights))
+        ours_ms.append(ms)
+        for name, s in ref.items():
+            diff = float(np.max(np.abs(np.asarray(s) - res.per_field[name]))) if len(s) else 0.0
+            worst = max(worst, diff)
+            assert diff <= SCORE_TOLERANCE, (
+                f"keyword field {name!r} differs from rank_bm25 by {diff:g} for {q!r}")
+        if len(ref_total):
+            worst = max(worst, float(np.max(np.abs(ref_total - res.total))))
+        compared += 1
+    return {"queries": compared, "fields": sorted(oracles), "fields_skipped": skipped,
+            "same_scores": worst <= SCORE_TOLERANCE, "max_abs_diff": worst,
+            "rank_bm25_build_ms": build_ms, "rank_bm25_ms": stats(oracle_ms),
+            "keyword_search_ms": stats(ours_ms)}
+
+
+def vector_oracle(engine: Any, queries: Sequence[str], k: int) -> dict[str, Any]:
+    """The vector search the stage calls (numpy over the cached matrix) and sqlite-vec's own kNN,
+    same stored vectors; also how many of the top k agree."""
+    index = engine.index
+    ids, mat = index.vectors()
+    if not len(ids):
+        return {"skipped": "the index holds no vectors"}
+    numpy_ms: list[float] = []
+    knn_ms: list[float] = []
+    sqlite_ms: list[float] = []
+    overlap: list[float] = []
+    for q in queries:
+        qv = index.embed_query(q)
+        if qv is None:
+            continue
+        t = time.perf_counter()
+        sims = mat @ qv
+        kk = min(k, len(ids))
+        top = np.argpartition(-sims, kk - 1)[:kk]
+        top = top[np.argsort(-sims[top])]
+        numpy_ms.append((time.perf_counter() - t) * 1000)
+        rows, ms = _timed(lambda qv=qv: index.vector_search(qv, k))
+        knn_ms.append(ms)
+        # sqlite-vec's own kNN, the store's path for matrices too large to cache
+        _rows, ms = _timed(lambda qv=qv: index.vector_search_sqlite(qv, k))
+        sqlite_ms.append(ms)
+        want = {ids[i] for i in top}
+        overlap.append(len(want & {r[0] for r in rows}) / max(1, len(want)))
+    return {"queries": len(numpy_ms), "k": k, "vectors": len(ids),
+            "numpy_ms": stats(numpy_ms), "vector_search_ms": stats(knn_ms),
+            "sqlite_vec_knn_ms": stats(sqlite_ms),
+            "topk_agreement": sum(overlap) / len(overlap) if overlap else None}
+
+
+# --- one vault, in a child process ----------------------------------------------------------
+
+
+def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries: Sequence[str],
+                  runs: int, preset: str = "default", label: str = "",
+                  oracles: bool = True, log: Callable[[str], None] = lambda s: None
+                  ) -> dict[str, Any]:
+    """Every figure for one vault, measured in this process (call it in a fresh one)."""
+    from recall_tui.engine import Engine
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
+
+    baseline_mb = peak_rss_mb()
+    log(f"reading {vault_path} ...")
+    vault, read_ms = _timed(lambda: read_vault(vault_path))
+    if not vault.memories:
+        raise ValueError(f"{vault_path}: holds no memories to benchmark")
+    emb = make_bench_embedder(embedder)
+    cfg = load_preset(preset, vault.root)
+    result: dict[str, Any] = {
+        "label": label or Path(vault_path).name,
+        "vault": str(vault_path),
+        "memories": len(vault.memories),
+        "preset": preset,
+        "config_hash": cfg.hash(),
+        "embedder": {"name": emb.name, "model": emb.model, "dim": emb.dim,
+                     "standin": emb.name == "standin"},
+        "queries": len(queries),
+        "runs": runs,
+        "vault_read_ms": read_ms,
+    }
+    with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
+        log(f"read {len(vault.memories)} memories in {read_ms / 1000:.1f} s; building the "
+            f"index ({emb.name}) ...")
+        index, build_ms = _timed(lambda: Index.open(vault, emb, path=Path(tmp) / "index.sqlite"))
+        rep = index.report
+        result["index_build"] = {
+            "ms": build_ms, "embed_ms": rep.embed_ms, "embedded": rep.embedded,
+            "vectors": rep.vectors, "embedder": f"{emb.name} {emb.model}",
+            "size_bytes": index.size_bytes(),
+        }
+        # Re-index one changed memory: change it, then change it back (two samples).
+        target = sorted(vault.memories)[len(vault.memories) // 2]
+        samples = []
+        for v in (_changed_vault(vault, target, "bench"), vault):
+            r, ms = _timed(lambda v=v: index.update_files(v))
+            samples.append({"ms": ms, "index_ms": r.ms, "embed_ms": r.embed_ms,
+                            "updated": r.updated, "embedded": r.embedded})
+        result["reindex_one"] = {"memory": target, "samples": samples,
+                                 "ms": max(s["ms"] for s in samples),
+                                 "embed_ms": max(s["embed_ms"] for s in samples),
+                                 "embedder": f"{emb.name} {emb.model}"}
+        log(f"index built in {build_ms / 1000:.1f} s; recalling {len(queries)} queries "
+            f"x (1 warm-up + {runs}) ...")
+        engine = Engine(vault, index, cfg, preset=preset)
+        # The first recall builds the engine's in-memory structures (BM25 postings...).
+        _, first_ms = _timed(lambda: engine.recall(queries[0], now=BENCH_NOW))
+        result["first_recall_ms"] = first_ms
+        # One warm-up pass embeds every query once (the index keeps query vectors).
+        for q in queries:
+            engine.clear_cache()
+            engine.recall(q, now=BENCH_NOW)
+        per_stage: dict[str, list[float]] = {s: [] for s in STAGE_ORDER}
+        # The stages' times on the queries the oracles use, for like-for-like ratios.
+        oracle_set = set(queries[:ORACLE_QUERIES])
+        oracle_stage: dict[str, list[float]] = {"keyword": [], "vector": []}
+        skipped: dict[str, str] = {}
+        total: list[float] = []
+        wall: list[float] = []
+        ex_embed: list[float] = []
+        hits: list[int] = []
+        for _ in range(runs):
+            for q in queries:
+                engine.clear_cache()
+                trace, ms = _timed(lambda q=q: engine.recall(q, now=BENCH_NOW))
+                wall.append(ms)
+                total.append(trace.total_ms)
+                hits.append(len(trace.hits))
+                embed_ms = 0.0
+                for s in trace.stages:
+                    if s.skipped:
+                        skipped.setdefault(s.name, s.reason)
+                        continue
+                    per_stage[s.name].append(s.ms)
+                    if s.name in ("keyword", "vector") and q in oracle_set:
+                        oracle_stage[s.name].append(s.ms)
+                    if s.name == "vector":
+                        embed_ms = float(s.info_dict().get("embed_ms", 0.0) or 0.0)
+                ex_embed.append(trace.total_ms - embed_ms)
+        log(f"pipeline p50 {percentile(total, 50):.1f} ms; embedding queries and oracles ...")
+        fresh_embed = []
+        for i, q in enumerate(queries):
+            _, ms = _timed(lambda q=q, i=i: emb.embed([f"{q} #{i}"]))  # never cached
+            fresh_embed.append(ms)
+        result["stages"] = {
+            name: {**stats(per_stage[name]), **({"skipped": skipped[name]}
+                                               if not per_stage[name] and name in skipped else {})}
+            for name in STAGE_ORDER
+        }
+        result["pipeline"] = {"traced_total_ms": stats(total), "wall_ms": stats(wall),
+                              "excluding_query_embedding_ms": stats(ex_embed),
+                              "mean_hits": sum(hits) / len(hits) if hits else 0}
+        result["embed_query_ms"] = stats(fresh_embed)
+        result["peak_rss_mb"] = peak_rss_mb()
+        result["baseline_rss_mb"] = baseline_mb
+        if oracles:
+            sample = list(queries[:ORACLE_QUERIES])
+            kw = keyword_oracle(engine, cfg, sample)
+            st_kw = stats(oracle_stage["keyword"])
+            kw["keyword_stage"] = st_kw
+            kw["keyword_stage_ms"] = st_kw.get("p50")
+            kw["speedup_vs_stage"] = _ratio(kw["rank_bm25_ms"], st_kw, "p50")
+            kw["speedup_vs_stage_min"] = _ratio(kw["rank_bm25_ms"], st_kw, "min")
+            kw["speedup_vs_search"] = _ratio(kw["rank_bm25_ms"], kw["keyword_search_ms"], "p50")
+            result["keyword_vs_rank_bm25"] = kw
+            vec = vector_oracle(engine, sample, cfg.k * max(1, cfg.vector.overfetch))
+            if "numpy_ms" in vec:
+                st_vec = stats(oracle_stage["vector"])
+                vec["vector_stage"] = st_vec
+                vec["vector_stage_ms"] = st_vec.get("p50")
+                vec["ratio_stage_to_numpy"] = _ratio(st_vec, vec["numpy_ms"], "p50")
+                vec["ratio_stage_to_numpy_min"] = _ratio(st_vec, vec["numpy_ms"], "min")
+                vec["ratio_search_to_numpy"] = _ratio(vec["vector_search_ms"], vec["numpy_ms"],
+                                                      "p50")
+                vec["ratio_sqlite_vec_to_numpy"] = _ratio(vec["sqlite_vec_knn_ms"],
+                                                          vec["numpy_ms"], "p50")
+            result["vector_vs_numpy"] = vec
+        index.close()
+    return result
+
+
+def cold_start_child(vault_path: str, embedder: str, query: str, preset: str) -> dict[str, Any]:
+    """In a fresh process: the phases from interpreter start to the first recall result."""
+    marks: dict[str, float] = {}
+    t = time.perf_counter()
+    from recall_tui.engine import open_engine
+
+    marks["import_ms"] = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    engine = open_engine(vault_path, preset=preset, embedder=embedder)
+    marks["open_engine_ms"] = (time.perf_counter() - t) * 1000
+    marks["index_ms"] = engine.index.report.ms if engine.index is not None else 0.0
+    t = time.perf_counter()
+    trace = engine.recall(query)
+    marks["first_recall_ms"] = (time.perf_counter() - t) * 1000
+    marks["result_at"] = time.time()  # epoch seconds: the parent compares it with the spawn
+    vec = trace.stage("vector")
+    marks["first_recall_embed_ms"] = float((vec.info_dict() if vec else {}).get("embed_ms", 0.0))
+    marks["hits"] = len(trace.hits)
+    marks["peak_rss_mb"] = peak_rss_mb()
+    if engine.index is not None:
+        engine.index.close()
+    return marks

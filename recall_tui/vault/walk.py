@@ -1,0 +1,179 @@
+"""Walking the vault folder: which files are read, symlinks, and reading one file's text."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+
+from recall_tui.vault.model import Problem
+
+#: Files larger than this are not memories (or digests); they are skipped and reported.
+MAX_FILE_BYTES = 1 << 20
+#: A NUL byte within this many leading bytes marks a file as binary.
+BINARY_SNIFF_BYTES = 8192
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+# --------------------------------------------------------------------------------------------
+# Walking the folder
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _File:
+    rel: str
+    """Path relative to the vault root, posix separators (the link's path for symlinks)."""
+    path: str
+    """Path to open."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _walk(root: str, problems: list[Problem]) -> list[_File]:
+    """Every regular file below root, skipping dot-names; symlinks are followed only when
+    they stay inside the vault. Symlinks are resolved after the real tree is walked, so a
+    file or folder is always read under its own path and a link to it is not read twice."""
+    root_real = os.path.realpath(root)
+    files: list[_File] = []
+    real_files: dict[str, str] = {}  # real path -> rel, for links to files read directly
+    visited: dict[str, str] = {root_real: ""}
+    linked_dirs: list[tuple[str, str, str, str]] = []  # rel, path, target, real parent
+    linked_files: list[tuple[str, str, str]] = []  # rel, path, target
+    stack: list[tuple[str, str, str]] = [("", root, root_real)]
+
+    def scan(rel_dir: str, abs_dir: str, real_dir: str) -> None:
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(
+                Problem(rel_dir or ".", None, f"cannot list this folder ({exc.strerror})")
+            )
+            return
+        for entry in reversed(entries):  # the stack pops in sorted order
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                is_link = entry.is_symlink()
+                if not is_link and entry.is_dir(follow_symlinks=False):
+                    stack.append((rel, entry.path, os.path.join(real_dir, name)))
+                    continue
+            except OSError:
+                continue
+            if is_link:
+                link_text = os.readlink(entry.path)
+                try:
+                    st = os.stat(entry.path)
+                except OSError as exc:
+                    why = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
+                    problems.append(Problem(rel, None, f"{why} (-> {link_text}); skipped"))
+                    continue
+                target = os.path.realpath(entry.path)
+                if not _inside(target, root_real):
+                    problems.append(
+                        Problem(
+                            rel, None, f"symlink to {link_text} leads outside the vault; skipped"
+                        )
+                    )
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    linked_dirs.append((rel, entry.path, target, real_dir))
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    if name.endswith(".md"):
+                        problems.append(Problem(rel, None, "not a regular file; skipped"))
+                    continue
+                linked_files.append((rel, entry.path, target))
+            elif entry.is_file(follow_symlinks=False):
+                files.append(_File(rel, entry.path))
+                real_files[os.path.join(real_dir, name)] = rel
+            elif name.endswith(".md"):
+                problems.append(Problem(rel, None, "not a regular file; skipped"))
+
+    while True:
+        while stack:
+            rel_dir, abs_dir, real_dir = stack.pop()
+            visited.setdefault(real_dir, rel_dir)
+            scan(rel_dir, abs_dir, real_dir)
+        if not linked_dirs:
+            break
+        linked_dirs.sort()
+        rel, path, target, real_parent = linked_dirs.pop(0)
+        link_text = os.readlink(path)
+        if _inside(real_parent, target):
+            problems.append(
+                Problem(
+                    rel,
+                    None,
+                    f"symlink loop: folder link to {link_text} leads back to its own parent; skipped",
+                )
+            )
+        elif target in visited:
+            problems.append(
+                Problem(
+                    rel,
+                    None,
+                    f"symlink to folder {link_text} is already read as '{visited[target] or '.'}'; skipped",
+                    "warning",
+                )
+            )
+        else:
+            visited[target] = rel
+            stack.append((rel, path, target))
+    for rel, path, target in sorted(linked_files):
+        if target in real_files:
+            problems.append(
+                Problem(
+                    rel,
+                    None,
+                    f"symlink to {os.readlink(path)} is already read as "
+                    f"'{real_files[target]}'; skipped",
+                    "warning",
+                )
+            )
+        else:
+            real_files[target] = rel
+            files.append(_File(rel, path))
+    files.sort(key=lambda f: f.rel)
+    return files
+
+
+def _read_text(f: _File, problems: list[Problem]) -> tuple[str, bytes, os.stat_result] | None:
+    """The file's text (BOM removed), bytes and stat, or None after reporting why not."""
+    try:
+        with open(f.path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_size > MAX_FILE_BYTES:
+                problems.append(Problem(f.rel, None, _too_big(st.st_size)))
+                return None
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        problems.append(Problem(f.rel, None, f"cannot read the file ({exc.strerror}); skipped"))
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        problems.append(Problem(f.rel, None, _too_big(len(data))))
+        return None
+    nul = data.find(b"\0", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        problems.append(Problem(f.rel, None, f"binary file (NUL byte at offset {nul}); skipped"))
+        return None
+    start = 3 if data.startswith(_UTF8_BOM) else 0
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = start + exc.start
+        line = data.count(b"\n", 0, offset) + 1
+        problems.append(Problem(f.rel, line, f"not valid UTF-8 (byte offset {offset}); skipped"))
+        return None
+    return text, data, st
+
+
+def _too_big(size: int) -> str:
+    return f"file is {size / (1 << 20):.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB limit; skipped"

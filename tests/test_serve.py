@@ -1,0 +1,172 @@
+"""The warm recall service (`recall-tui serve`): owner-only socket under `.recall/`, several
+clients at once, hooks served by it with a client path that imports no numpy/apsw/onnxruntime,
+the active configuration and changes on disk followed, one service per vault, idle exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from recall_tui.agent import client
+from recall_tui.agent.active import write_active
+from recall_tui.agent.log import read_agent_log
+
+pytestmark = pytest.mark.slow  # each test starts a real service process
+
+
+def wait_for(cond, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.fixture()
+def service(vault_copy):
+    write_active(vault_copy, embedder="none")  # keep the test's CPU low; the path is the same
+    p = subprocess.Popen([sys.executable, "-m", "recall_tui", "serve", "--vault", str(vault_copy),
+                          "--idle", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert client.wait_ready(vault_copy, timeout=120), p.stderr.read() if p.poll() is not None else "no answer"
+        yield vault_copy, p
+    finally:
+        p.terminate()
+        p.wait(30)
+
+
+def test_socket_is_owner_only_under_recall(service):
+    vault, _ = service
+    sock = client.socket_path(vault)
+    assert sock == (vault / ".recall" / "serve.sock").resolve()
+    st = os.stat(sock)
+    assert stat.S_ISSOCK(st.st_mode) and st.st_mode & 0o077 == 0 and st.st_uid == os.getuid()
+
+
+def test_several_clients_at_once(service):
+    vault, _ = service
+    results: list[dict] = []
+    errors: list[BaseException] = []
+
+    def one(i: int) -> None:
+        try:
+            results.append(client.request(vault, {"op": "recall", "query": f"postgres upgrade {i}", "k": 3}))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and len(results) == 16
+    assert all(r["ok"] and len(r["trace"]["hits"]) == 3 for r in results)
+
+
+def test_hook_goes_through_the_service_with_a_light_client(service):
+    vault, _ = service
+    code = (
+        "import sys, json\n"
+        "from recall_tui.cli import main\n"
+        "rc = main(['hook', 'prompt-submit', '--vault', sys.argv[1]])\n"
+        "heavy = sorted(m for m in ('numpy', 'apsw', 'onnxruntime', 'recall_tui.engine') if m in sys.modules)\n"
+        "print('HEAVY=' + json.dumps(heavy), file=sys.stderr)\n"
+        "sys.exit(rc)\n")
+    payload = {"session_id": "warm-1", "hook_event_name": "UserPromptSubmit",
+               "prompt": "postgres major upgrade analyze", "cwd": "/tmp", "transcript_path": "/tmp/t.jsonl"}
+    r = subprocess.run([sys.executable, "-c", code, str(vault)], input=json.dumps(payload),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "HEAVY=[]" in r.stderr, r.stderr
+    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "(lesson-pg-upgrade-analyze)" in ctx
+    rec = read_agent_log(vault, session="warm-1")[0]
+    assert rec.path == "service" and "lesson-pg-upgrade-analyze" in rec.injected_ids
+
+
+def test_follows_active_config_and_vault_changes(service):
+    vault, _ = service
+    write_active(vault, preset="memoryvault")
+    ans = client.request(vault, {"op": "recall", "query": "postgres"})
+    assert ans["ok"] and ans["trace"]["preset"] == "memoryvault"
+    note = vault / "work" / "zz-fresh-note.md"
+    note.write_text("---\nid: zz-fresh-note\ntitle: Quokka migration plan\ntype: fact\nscope: global\n"
+                    "summary: The quokka service moves to the new cluster in December.\n"
+                    "created: 2026-11-01\nupdated: 2026-11-01\n---\n\nQuokka moves in December.\n",
+                    encoding="utf-8")
+
+    def found():
+        a = client.request(vault, {"op": "recall", "query": "quokka migration"})
+        return "zz-fresh-note" in [h["id"] for h in a["trace"]["hits"]]
+
+    wait_for(found, 60, "the watcher to pick up a new memory")
+
+
+def test_one_service_per_vault_and_stop(service):
+    vault, proc = service
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "serve", "--vault", str(vault)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "already runs" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "serve", "--stop", "--vault", str(vault)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    proc.wait(30)
+    assert not Path(client.socket_path(vault)).exists()
+
+
+def test_idle_exit(tmp_path):
+    vault = tmp_path / "v"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "a.md").write_text("---\nid: a\ntitle: A\ntype: fact\nscope: global\nsummary: a\n"
+                                          "created: 2026-01-01\nupdated: 2026-01-01\n---\n\nA.\n")
+    write_active(vault, embedder="none")
+    p = subprocess.Popen([sys.executable, "-m", "recall_tui", "serve", "--vault", str(vault), "--idle", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and "idle for 1 s; exiting" in err
+    assert not client.socket_path(vault).exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_client_refuses_a_socket_another_user_owns(tmp_path):
+    import socket as socketlib
+
+    vault = tmp_path / "v"
+    (vault / ".recall").mkdir(parents=True)
+    path = client.socket_path(vault)
+    s = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(1)
+    try:
+        os.chown(path, 54321, -1)
+        with pytest.raises(client.ServiceUnavailable, match="not a socket of this user"):
+            client.request(vault, {"op": "ping"}, timeout=2)
+    finally:
+        s.close()
+
+
+def test_bench_hook_mode(tmp_path, sample_vault_path):
+    import shutil
+
+    vault = tmp_path / "v"
+    shutil.copytree(sample_vault_path, vault, ignore=shutil.ignore_patterns(".recall"))
+    write_active(vault, embedder="none")
+    out = tmp_path / "hook.json"
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "bench", "--hook", "--vault", str(vault),
+                        "--runs", "4", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "warm service : p50" in r.stdout and "load average before" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["kind"] == "recall-tui-bench-hook" and data["exit_codes"] == [0]
+    assert data["warm_ms"]["n"] == 4 and data["in_process_ms"]["n"] == 3
+    assert not (vault / ".recall" / "agent").exists()  # the benchmark ran on a copy
