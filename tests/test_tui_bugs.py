@@ -8,7 +8,6 @@ Bugs 2 and 9 of the issue are fixed (and tested) elsewhere.
 from __future__ import annotations
 
 import re
-import time
 from datetime import timedelta
 
 import pytest
@@ -30,6 +29,7 @@ from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault
 from tests.test_engine_boosts import all_on
 from tests.test_tui_app import SIZE, cell_text, settle
+from tests.waiting import wait_until
 
 QUERY = "postgres upgrade"
 
@@ -46,11 +46,7 @@ def new_app(engine, **kw) -> RecallApp:
 
 async def until(pilot, cond, what: str, timeout: float = 60.0) -> None:
     """Wait for `cond()` (bounded, with a message naming what never happened)."""
-    deadline = time.monotonic() + timeout
-    await pilot.pause(0.05)
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+    await wait_until(pilot, cond, what, timeout)
 
 
 async def query(pilot, app: RecallApp, text: str) -> None:
@@ -102,7 +98,7 @@ async def test_3_k_knob_bar_and_hits_agree(engine):
         # the k knob set to 3 gives 3 hits
         knobs.focus()
         knobs.move_cursor(row=knobs.get_row_index("k"), animate=False)
-        await pilot.pause(0.05)
+        await until(pilot, lambda: pane.selected_knob() == "k", "the k knob highlighted")
         await pilot.press("enter")
         field = pane.query_one("#knob-input", Input)
         assert field.has_focus
@@ -142,8 +138,8 @@ async def test_4_bug_report_records_k_pins_and_filters(vault_copy):
         assert "Filters asked for: types = `fact`" in md and "Pinned (why not?)" in md
     replay = make_replay_app([recorded], app.last_report[1])
     async with replay.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: replay.main() is not None, "the replay screen")
-        await pilot.pause(0.05)
+        await until(pilot, lambda: replay.main() is not None and ids(
+            replay.main().query_one(ResultsTable)), "the replayed hits")
         assert ids(replay.main().query_one(ResultsTable)) == [h.id for h in shown.hits]
         assert replay.pinned == pins
 
@@ -182,12 +178,12 @@ async def test_6_judge_takes_the_highlighted_hit_not_the_vault_memory(engine):
         hits = [h.id for h in app.trace.hits]
         other = next(m for m in sorted(engine.vault.memories) if m not in hits)
         app.open_memory(other)  # what enter in the Vault pane does
-        await pilot.pause(0.05)
+        await until(pilot, lambda: app.main().active_pane() == "memory", "the memory pane")
         assert app.current_id == other
         await pilot.press("escape", "1")
         table = app.main().query_one(ResultsTable)
         table.move_cursor(row=1, animate=False)
-        await pilot.pause(0.05)
+        await until(pilot, lambda: table.cursor_row == 1, "the cursor on the second hit")
         await pilot.press("J")
         await until(pilot, lambda: isinstance(app.screen, GradeScreen), "the judge dialog")
         assert app.screen.memory_id == hits[1]
@@ -207,7 +203,7 @@ async def test_7_delta_survives_the_rerun_after_a_recall_when_save(vault_copy):
         table = app.main().query_one(ResultsTable)
         table.focus()
         table.move_cursor(row=2, animate=False)
-        await pilot.pause(0.05)
+        await until(pilot, lambda: app.current_id == target, "the third hit current")
         await pilot.press("E")
         await until(pilot, lambda: isinstance(app.screen, RecallWhenScreen), "the editor")
         app.screen.query_one("#rw-text", TextArea).text = QUERY

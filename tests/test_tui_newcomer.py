@@ -89,13 +89,15 @@ async def test_titles_take_the_width_there_is_and_cut_ones_end_in_an_ellipsis(en
     app = new_app(engine)
     async with app.run_test(size=size) as pilot:
         await query(pilot, app, QUERY)
-        await pilot.pause(0.2)
+
+        def shown(h) -> bool:  # in full, or cut after at least 8 characters and ending in …
+            text = screen_text(app)
+            return h.title in text or any(f"{h.title[:n]}…" in text
+                                          for n in range(8, len(h.title)))
+
+        await until(pilot, lambda: all(shown(h) for h in app.trace.hits),
+                    "every title in full or cut with …")
         text = screen_text(app)
-        for h in app.trace.hits:
-            if h.title in text:
-                continue
-            # cut: a prefix of at least 8 characters then …
-            assert any(f"{h.title[:n]}…" in text for n in range(8, len(h.title))), h.title
         if size[0] >= 200:  # wide: every title in full
             assert all(h.title in text for h in app.trace.hits)
 
@@ -216,9 +218,8 @@ async def test_replay_starts_where_brackets_step(engine):
     traces = [engine.recall(q, now=PINNED_NOW) for q in (QUERY, "billing")]
     app = make_replay_app(traces, "recording.jsonl")
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.main() is not None, "the replay screen")
-        await pilot.pause(0.05)
-        assert isinstance(app.focused, VimTable)
+        await until(pilot, lambda: app.main() is not None and isinstance(app.focused, VimTable),
+                    "the replay screen with a table focused")
         await pilot.press("right_square_bracket")
         assert app.index_at == 1
 
