@@ -26,6 +26,7 @@ from textual.widgets import ContentSwitcher, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.trace import Trace
+from recall_tui.tui.agent_actions import AgentActions
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, display_keys, unknown_ids
 from recall_tui.tui.messages import EngineFailed, EngineReady, RecallDone, RecallFailed
@@ -46,7 +47,7 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(TuningActions, SessionTools, App[None]):
+class RecallApp(AgentActions, TuningActions, SessionTools, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -342,6 +343,7 @@ class RecallApp(TuningActions, SessionTools, App[None]):
         if main is None:
             return
         t = Text()
+        self.agent_status_head(t)
         t.append_text(lit(self.vault_path.resolve().name, "bold", single_line=True))
         if self.vault is not None:
             t.append(f"  {len(self.vault.memories)} memories  {len(self.vault.problems)} problems")
@@ -357,6 +359,7 @@ class RecallApp(TuningActions, SessionTools, App[None]):
             emb = tr.vault.get("embedder")
             if emb:
                 t.append(f"  embedder {one_line(emb, 30)}", style="dim")
+        self.agent_status_tail(t)
         if self.pinned:
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
         if self.stale_dropped and not self.stable_timings:

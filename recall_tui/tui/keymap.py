@@ -42,6 +42,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("lists", "recall_tui.tui.widgets.vim:VimTable"),
     ("trees", "recall_tui.tui.widgets.vim:VimTree"),
     ("vault tree", "recall_tui.tui.panes.vault:VaultTree"),
+    ("agent pane", "recall_tui.tui.panes.agent:AgentPane"),
     ("help", "recall_tui.tui.screens.dialogs:HelpScreen"),
     ("pin dialog", "recall_tui.tui.screens.dialogs:PinScreen"),
     ("judge dialog", "recall_tui.tui.screens.edit:GradeScreen"),
