@@ -94,12 +94,12 @@ class AgentPane(StatePane):
     AgentPane #agent-head { height: auto; max-height: 3; }
     AgentPane #agent-table { height: 1fr; min-height: 4; }
     AgentPane #agent-figures { height: auto; max-height: 4; }
-    AgentPane #agent-compare { height: 1fr; min-height: 5; }
+    AgentPane #agent-compare { height: 2fr; min-height: 5; }
     AgentPane #agent-compare VimTable { width: 1fr; border: round $primary 40%; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "compare", "Re-run with the knobs on screen", id="agent.compare"),
+        Binding("c", "compare", "Re-run side by side", id="agent.compare"),
         Binding("O", "open_recall", "Open the agent's recall", show=False, id="agent.open"),
     ]
 
@@ -128,7 +128,7 @@ class AgentPane(StatePane):
         super().on_mount()
         t = self.query_one("#agent-table", VimTable)
         for label in ("time (UTC)", "event", "session", "prompt", "injected", "served by"):
-            t.add_column(label, width={"prompt": 34, "injected": 30}.get(label))
+            t.add_column(label, width={"prompt": 32, "injected": 26}.get(label))
         for side in ("#agent-a", "#agent-b"):
             st = self.query_one(side, VimTable)
             for label in ("#", "move", "id"):
@@ -267,8 +267,11 @@ class AgentPane(StatePane):
         request = app.request
         self.busy = True
         self.compare_error = None
+        # As deep as the agent's list (the hook asks for the preset's k plus the always-load
+        # memories it leaves out), or deeper when the knobs on screen ask for more.
+        k = max(trace.k, config.k)
         self._run_compare(rec, trace, app._engine_for(request.preset), config, label,
-                          app._recall_filters(request), request.k, tuple(app.pinned))
+                          app._recall_filters(request), k, tuple(app.pinned))
 
     @work(thread=True, exclusive=True, group="agent-compare")
     def _run_compare(self, rec: AgentRecall, agent: Trace, engine: Any, config: Any,
@@ -323,7 +326,7 @@ class AgentPane(StatePane):
         t = Text()
         t.append("prompt ", style="dim")
         t.append_text(lit(one_line(cmp.agent.query, 90), "bold", single_line=True))
-        t.append(f"\noverlap@{d.k} {d.overlap:.2f}  RBO {d.rbo:.3f}  up {d.count('up')}  "
+        t.append(f"\nboth at k={cmp.now.k}  overlap@{d.k} {d.overlap:.2f}  RBO {d.rbo:.3f}  up {d.count('up')}  "
                  f"down {d.count('down')}  same {d.count('same')}  ")
         t.append(f"new {d.count('new')}", style="bold cyan" if d.count("new") else "")
         t.append(f"  dropped {d.count('dropped')}", style="red" if d.count("dropped") else "")
