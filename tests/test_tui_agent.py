@@ -218,3 +218,18 @@ async def test_trace_warnings_show_in_the_status_line(vault_copy, engine):
         assert warnings, "the engine should warn about the unknown type"
         await wait_until(pilot, lambda: f"⚠ {warnings[0][:40]}" in status_text(app),
                          "the warning in the status line")
+
+
+def test_the_tui_starts_with_the_vaults_active_configuration(bare_vault_copy, capsys):
+    from recall_tui.cli.tui_cmd import _active_or_flags
+
+    vault = bare_vault_copy
+    assert _active_or_flags(vault, None, None) == (None, None)  # no active.json: the config's
+    write_active(vault, preset="memoria", set_by="preset use")
+    assert _active_or_flags(vault, None, None) == ("memoria", None)
+    write_active(vault, embedder="none", set_by="preset use")
+    assert _active_or_flags(vault, None, None) == ("memoria", "none")
+    assert _active_or_flags(vault, "abmind", "local") == ("abmind", "local")  # flags win
+    write_active(vault, preset="gone-away", set_by="preset use")
+    assert _active_or_flags(vault, None, None) == (None, "none")
+    assert "gone-away" in capsys.readouterr().err
