@@ -125,7 +125,11 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         assert not app.recall_pending
         assert "AGENT RECALL" in status_text(app)
 
-        # c: the same prompt under the preset on screen (memoria here), side by side
+        # c: the same prompt under the preset on screen (memoria here), side by side, with a
+        # pinned memory the agent did not get asked about
+        missed = next(m for m in sorted(app.vault.memories)
+                      if logged.hit(m) is None and m.startswith("billing"))
+        app.pin(missed)
         app.set_preset("memoria")
         await wait_until(pilot, lambda: app.request.preset == "memoria" and not app.recall_pending,
                          "the preset change to apply")
@@ -147,6 +151,9 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         figures = str(pane.query_one("#agent-figures", Static).render())
         d = pane.compare.diff
         assert f"new {d.count('new')}" in figures and f"dropped {d.count('dropped')}" in figures
+        assert f"pinned {missed}: agent missed it, now " in figures
+        (why,) = pane.compare.now.why
+        assert (f"#{why.rank}" if why.found else f"out at {why.stage}") in figures
 
         # J: judge the highlighted memory of B for the agent's prompt, into golden.jsonl
         b.focus()
