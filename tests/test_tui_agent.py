@@ -39,8 +39,8 @@ def payload(vault: Path, prompt: str, session: str) -> str:
                        "prompt": prompt})
 
 
-def hook_command(vault: Path) -> list[str]:
-    return [sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--no-serve",
+def hook_command(vault: Path, event: str = "prompt-submit") -> list[str]:
+    return [sys.executable, "-m", "recall_tui", "hook", event, "--no-serve",
             "--vault", str(vault)]
 
 
@@ -52,13 +52,14 @@ def run_hook(vault: Path, prompt: str = PROMPT, session: str = "s1") -> dict:
     return json.loads(done.stdout)
 
 
-async def run_hook_async(vault: Path, prompt: str, session: str) -> None:
+async def run_hook_async(vault: Path, prompt: str, session: str,
+                         event: str = "prompt-submit", data: str | None = None) -> None:
     """The same, without blocking the app's event loop (the app is open meanwhile)."""
     proc = await asyncio.create_subprocess_exec(
-        *hook_command(vault), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(payload(vault, prompt, session).encode()),
-                                      HOOK_TIMEOUT)
+        *hook_command(vault, event), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    data = data or payload(vault, prompt, session)
+    out, err = await asyncio.wait_for(proc.communicate(data.encode()), HOOK_TIMEOUT)
     assert proc.returncode == 0, err.decode()
     json.loads(out)
 
@@ -187,6 +188,23 @@ async def test_a_recall_arrives_live_and_the_empty_state_says_how(vault_copy, en
         await wait_until(pilot, lambda: table.row_count == 2, "the second live recall")
         assert column(table, 2) == ["live-8", "live-7"]  # newest first
         assert column(table, 3) == [PROMPT, "who owns the billing database"]
+        # a SessionStart lists _always-load/ and runs no recall: enter says so, opens nothing
+        start = json.dumps({"session_id": "live-9", "transcript_path": "/tmp/t.jsonl",
+                            "cwd": str(vault_copy), "hook_event_name": "SessionStart",
+                            "source": "startup"})
+        await run_hook_async(vault_copy, "", "live-9", "session-start", start)
+        await wait_until(pilot, lambda: table.row_count == 3, "the session start's row")
+        first = cells(table)[0]
+        assert first[1] == "session start (startup)" and first[2] == "live-9"
+        (rec,) = read_agent_log(vault_copy, session="live-9")
+        assert first[4] == ", ".join(rec.injected_ids) and rec.injected_ids
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any("runs no recall" in n.message
+                                            for n in app._notifications),
+                         "a notice that a session start runs no recall")
+        assert app.agent_open is None and app.main().active_pane() == "agent"
 
 
 async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_copy, engine):
