@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
 from recall_tui.engine.trace import Trace
+from recall_tui.tui.agent_actions import AgentActions
 from recall_tui.tui.commands import RecallCommands
 from recall_tui.tui.keymap import all_bindings, unknown_ids
 from recall_tui.tui.memory_actions import MemoryActions
@@ -46,8 +47,8 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(VaultOpening, RecallRunner, MemoryActions, TuningActions, SessionTools,
-                App[None]):
+class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningActions,
+                SessionTools, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
 
     CSS_PATH = "app.tcss"
@@ -253,6 +254,7 @@ class RecallApp(VaultOpening, RecallRunner, MemoryActions, TuningActions, Sessio
         if main is None:
             return
         t = Text()
+        self.agent_status_head(t)
         t.append_text(lit(self.vault_path.resolve().name, "bold", single_line=True))
         if self.vault is not None:
             t.append(f"  {len(self.vault.memories)} memories  {len(self.vault.problems)} problems")
@@ -273,6 +275,7 @@ class RecallApp(VaultOpening, RecallRunner, MemoryActions, TuningActions, Sessio
             emb = tr.vault.get("embedder")
             if emb:
                 t.append(f"  embedder {one_line(emb, 30)}", style="dim")
+        self.agent_status_tail(t)
         if self.pinned:
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
         if self.stale_dropped and not self.stable_timings:

@@ -39,6 +39,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("main screen", "recall_tui.tui.screens.main:MainScreen"),
     ("query bar", "recall_tui.tui.widgets.query_bar:QueryBar"),
     ("replay", "recall_tui.tui.replay:ReplayApp"),
+    ("agent pane", "recall_tui.tui.panes.agent:AgentPane"),
     ("lists", "recall_tui.tui.widgets.vim:VimTable"),
     ("trees", "recall_tui.tui.widgets.vim:VimTree"),
     ("vault tree", "recall_tui.tui.panes.vault:VaultTree"),

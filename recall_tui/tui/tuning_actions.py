@@ -97,6 +97,24 @@ class TuningActions:
         self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
+        self.make_active(choice.name)
+
+    def make_active(self, name: str) -> None:
+        """Make preset `name` the vault's active one (`.recall/active.json`): what the hooks,
+        the MCP server and `query` recall with from now on."""
+        from recall_tui.agent.active import write_active
+
+        try:
+            write_active(self.vault_path, preset=name, set_by="tui")  # type: ignore[attr-defined]
+        except (OSError, ValueError) as exc:
+            self.notify(f"preset {name} saved, but not made the agent's: {exc}",  # type: ignore[attr-defined]
+                        title="active preset", severity="warning", markup=False)
+            return
+        self.notify(f"the agent now recalls with preset {name} (.recall/active.json)",  # type: ignore[attr-defined]
+                    markup=False)
+        check = getattr(self, "check_active", None)
+        if check is not None:
+            check()
 
     # --- judging a hit ---------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 QUERY = "postgres upgrade"
+#: The agent's prompt of the `agent` view (a recorded hook recall under preset `default`).
+AGENT_PROMPT = "upgrade the billing database to postgres 16"
 
 
 async def wait_until_idle(pilot: Pilot, timeout: float = 60.0) -> None:
@@ -84,6 +86,52 @@ async def _help(pilot: Pilot) -> None:
     await wait_until_idle(pilot)
 
 
+def record_sample_agent_recall(app) -> None:
+    """Append to the vault's agent log one hook recall of `AGENT_PROMPT` under preset
+    `default` at the app's pinned `now`, as `recall-tui hook prompt-submit` records it (fixed
+    id, time and session, so the image is the same every run; written once)."""
+    from recall_tui.agent.log import AgentRecall, append_recall, read_agent_log
+
+    rid = "a9e1c0de5ample01"
+    if any(r.id == rid for r in read_agent_log(app.vault_path)):
+        return
+    now = app.request.now
+    trace = app._engine_for("default").recall(AGENT_PROMPT, now=now)
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z") if now else ""
+    append_recall(app.vault_path, AgentRecall(
+        id=rid, time=stamp, served_by="hook", event="UserPromptSubmit",
+        session_id="5f1c2e0a-9d4b", prompt=AGENT_PROMPT, cwd=str(app.vault_path),
+        preset="default", embedder=str(trace.vault.get("embedder") or "none"),
+        config_hash=trace.config_hash, injected_ids=[h.id for h in trace.hits[:5]],
+        path="service", trace_dict=trace.to_dict()))
+
+
+async def _agent(pilot: Pilot) -> None:
+    """The Agent pane with the recorded recall re-run side by side under the preset on
+    screen."""
+    app = pilot.app
+    await wait_until_idle(pilot)
+    record_sample_agent_recall(app)
+    app.screen.query_one("#results").focus()
+    await pilot.pause(0.05)
+    app.screen.action_show_pane("agent")  # type: ignore[attr-defined]
+    await wait_until_idle(pilot)
+    deadline = time.monotonic() + 60
+    while not app.screen.query("#agent-table") or not app.screen.query_one(
+            "#agent-table").row_count:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the Agent pane did not list the recorded recall")
+        await pilot.pause(0.05)
+    app.screen.query_one("#agent-table").focus()
+    await pilot.press("c")
+    await wait_until_idle(pilot)
+    while app.screen.query_one("#pane-agent").busy:  # type: ignore[attr-defined]
+        if time.monotonic() > deadline:
+            raise TimeoutError("the side-by-side re-run did not finish")
+        await pilot.pause(0.05)
+    await wait_until_idle(pilot)
+
+
 @dataclass(frozen=True)
 class View:
     """One named screen of the app."""
@@ -107,4 +155,5 @@ VIEWS: tuple[View, ...] = (
     View("vault", _pane("vault", "#vault-tree")),
     View("problems", _pane("problems", "#problems-table")),
     View("help", _help),
+    View("agent", _agent, preset="memoria"),
 )

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane
 
+from recall_tui.tui.panes.agent import AgentPane
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.entities import EntitiesPane
 from recall_tui.tui.panes.memory import MemoryPane
@@ -40,6 +41,7 @@ PANES: dict[str, tuple[str, type[StatePane] | None]] = {
     "vault": ("7 Vault", VaultPane),
     "problems": ("8 Problems", ProblemsPane),
     "tuning": ("9 Tuning", TuningPane),
+    "agent": ("0 Agent", AgentPane),
 }
 PANE_ORDER = list(PANES)
 
@@ -54,7 +56,7 @@ class MainScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),
         Binding("shift+tab", "pane(-1)", "Previous pane", show=False, id="pane.previous"),
-        *(Binding(str(i), f"show_pane('{name}')", title.split(" ", 1)[1], show=False,
+        *(Binding(str(i % 10), f"show_pane('{name}')", title.split(" ", 1)[1], show=False,
                   id=f"pane.{name}") for i, (name, (title, _)) in enumerate(PANES.items(), 1)),
         Binding("w", "focus_widget('waterfall')", "Stages", show=False, id="focus.stages"),
         Binding("r", "focus_widget('results')", "Hits", show=False, id="focus.hits"),

@@ -1,0 +1,183 @@
+"""The app's side of the agent's recalls, kept out of app.py: open a recorded recall in the
+usual panes exactly as the agent got it, name the configuration on screen for the Agent pane's
+side-by-side re-run, judge from there, and say in the status line which preset the agent uses
+(from `.recall/active.json`, re-read when the file changes) and what the trace warns about.
+
+Opening a recorded recall works as replay does: the recorded `Trace` becomes the app's trace
+(nothing re-runs) and the query bar shows its prompt without asking for a recall. The
+recorded trace stays on screen until something asks for a live recall (an edit of the query,
+a setting, a pin, a change in the vault); the status line is led by `AGENT RECALL <time>`
+while it is the one shown.
+
+`RecallApp` mixes `AgentActions` in (before `TuningActions`, whose `_selected_hit` and
+`action_judge` it extends); the Agent pane's own keys are declared on `AgentPane`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Input
+
+from recall_tui.agent.active import active_path, read_active
+from recall_tui.agent.log import AgentRecall
+from recall_tui.engine.trace import Trace
+from recall_tui.tui.panes.agent import AgentPane, time_text
+from recall_tui.tui.safe import one_line
+from recall_tui.tui.widgets.query_bar import QueryBar
+
+#: How often the app looks at `.recall/active.json` (a `stat`; read only when it changed).
+ACTIVE_POLL_S = 1.0
+
+
+class AgentActions:
+    """Agent-recall actions and status pieces, mixed into `RecallApp`."""
+
+    agent_open: tuple[AgentRecall, Trace] | None = None
+    """The agent recall last opened and its rebuilt trace (shown while `app.trace` is it)."""
+    agent_active: Any = None
+    """`read_active(vault)` as last read."""
+    _active_stamp: tuple[int, int] | None = None
+
+    def on_mount(self) -> None:
+        """Textual calls every class's handler along the MRO: start watching active.json."""
+        self.check_active()
+        self.set_interval(ACTIVE_POLL_S, self.check_active)  # type: ignore[attr-defined]
+
+    # --- the active configuration ------------------------------------------------------------------
+
+    def check_active(self) -> bool:
+        """Re-read the vault's active configuration when its file changed (a `stat` otherwise);
+        True when it changed (the status line is redrawn)."""
+        try:
+            st = os.stat(active_path(self.vault_path))  # type: ignore[attr-defined]
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if self.agent_active is not None and stamp == self._active_stamp:
+            return False
+        self._active_stamp = stamp
+        self.agent_active = read_active(self.vault_path)  # type: ignore[attr-defined]
+        self._set_status()  # type: ignore[attr-defined]
+        return True
+
+    def agent_status_head(self, status: Text) -> None:
+        """Lead the status line with the agent recall shown, when the trace is one."""
+        opened = self.agent_open
+        if opened is None or self.trace is not opened[1]:  # type: ignore[attr-defined]
+            return
+        rec = opened[0]
+        status.append(f" AGENT RECALL {time_text(rec)} ", style="bold reverse")
+        status.append(f" {rec.served_by} · session {one_line(rec.session_id, 12) or '—'} · "
+                      f"{one_line(rec.preset, 30)}/{one_line(rec.embedder, 20)} · read only  ",
+                      style="dim")
+
+    def agent_status_tail(self, status: Text) -> None:
+        """The preset the agent uses when it is not the one on screen; the trace's warnings."""
+        active = self.agent_active
+        on_screen = self.request.preset  # type: ignore[attr-defined]
+        if active is not None and active.preset != on_screen:
+            status.append(f"  agent uses preset {one_line(active.preset, 30)}", style="yellow")
+        trace = self.trace  # type: ignore[attr-defined]
+        for warning in trace.warnings() if trace is not None else ():
+            status.append(f"  ⚠ {one_line(warning, 80)}", style="bold yellow")
+
+    # --- opening a recorded recall -----------------------------------------------------------------
+
+    def agent_pane(self) -> AgentPane | None:
+        main = self.main()  # type: ignore[attr-defined]
+        pane = main.pane_widget("agent") if main is not None else None
+        return pane if isinstance(pane, AgentPane) else None
+
+    def open_agent_recall(self, rec: AgentRecall, *, show: bool = True) -> Trace | None:
+        """Show `rec`'s recorded trace in every pane (nothing re-runs) with its prompt in the
+        query bar; with `show`, switch to the recall view. Returns the trace (None for a record
+        without one: a SessionStart lists `_always-load/` and runs no recall)."""
+        app: Any = self
+        if self.agent_open is not None and self.agent_open[0].id == rec.id:
+            trace = self.agent_open[1]
+        else:
+            try:
+                trace = rec.trace
+            except (ValueError, TypeError, KeyError) as exc:
+                app.notify(f"agent recall {rec.id}: its trace cannot be read: {exc}",
+                           severity="error", markup=False)
+                return None
+        if trace is None:
+            what = rec.skipped or f"injected {len(rec.injected_ids)} always-load memories"
+            app.notify(f"{rec.event} runs no recall ({one_line(what, 120)}): nothing to open",
+                       markup=False)
+            return None
+        self.agent_open = (rec, trace)
+        # Drop any recall on its way: its answer would replace the recorded trace.
+        debounce = getattr(app, "_debounce", None)
+        if debounce is not None:
+            debounce.stop()
+            app._debounce = None
+        app.seq += 1
+        app.applied_seq = app.seq
+        app.previous = None
+        app.trace = trace
+        app.follow_results = True
+        app.request = replace(app.request, query=trace.query)
+        main = app.main()
+        if main is not None:
+            field = main.query_one("#query", Input)
+            if field.value != trace.query:
+                with field.prevent(Input.Changed):  # show the prompt; do not re-run it
+                    field.value = trace.query
+            main.query_one(QueryBar).request = app.request
+            if show:
+                main.action_show_pane("recall")
+                main.query_one("#results").focus()
+        app.refresh_views()
+        for warning in trace.warnings():
+            app.notify(warning, title="the agent's query", severity="warning", markup=False)
+        return trace
+
+    def config_on_screen(self) -> tuple[Any, str]:
+        """The configuration the screen shows: the tuning pane's knobs when they were tuned from
+        the preset in the query bar, else that preset's. With a label for the side-by-side."""
+        from recall_tui.tuning.presets_io import changed_knobs
+
+        app: Any = self
+        preset = app.request.preset
+        pane = app.tuning_pane() if app.main() is not None else None
+        base = app._engine_for(preset).config
+        if pane is not None and pane.config is not None and pane.base_name == preset:
+            changed = changed_knobs(pane.base, pane.config) if pane.base is not None else []
+            if changed:
+                return pane.config, (f"preset {preset}, tuned: {len(changed)} "
+                                     f"knob{'s' if len(changed) != 1 else ''}")
+        return base, f"preset {preset}"
+
+    # --- judging from the Agent pane ---------------------------------------------------------------
+
+    def _agent_pane_shown(self) -> AgentPane | None:
+        main = self.main()  # type: ignore[attr-defined]
+        if main is None or main.active_pane() != "agent":
+            return None
+        return self.agent_pane()
+
+    def _selected_hit(self) -> str | None:
+        pane = self._agent_pane_shown()
+        if pane is not None:
+            return pane.selected_hit()
+        return super()._selected_hit()  # type: ignore[misc]
+
+    def action_judge(self) -> None:
+        """From the Agent pane: grade the id under the cursor of its side-by-side view for the
+        agent's prompt (the query bar holds it since the re-run)."""
+        pane = self._agent_pane_shown()
+        if pane is not None:
+            if pane.compare is None or pane.selected_hit() is None:
+                self.notify("judge from the Agent pane: re-run a recall first "  # type: ignore[attr-defined]
+                            "(c), then highlight a memory on either side")
+                return
+            app: Any = self
+            if app.request.query != pane.compare.agent.query:
+                self.open_agent_recall(pane.compare.record, show=False)
+        super().action_judge()  # type: ignore[misc]
