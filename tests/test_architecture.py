@@ -43,3 +43,13 @@ def test_a_broken_layer_is_caught(tmp_path):
     assert "recall_tui.engine.text -> rich" in r.stdout, r.stdout
     assert "recall_tui.vault.model -> recall_tui.engine.config" in r.stdout, r.stdout
 
+
+
+def test_no_module_is_too_long_without_a_reason():
+    """A module over 500 lines says at its top why it is one module (`Long module:`)."""
+    long = []
+    for path in sorted(PKG.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 500 and "Long module:" not in text[:3000]:
+            long.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
+    assert not long, "modules over 500 lines with no reason given: " + ", ".join(long)

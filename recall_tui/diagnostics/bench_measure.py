@@ -5,6 +5,9 @@ memory, times every stage and the whole pipeline, and compares the keyword and v
 with their oracles (rank_bm25 and numpy brute force); `cold_start_child` times the phases from
 interpreter start to the first recall. Also the stand-in embedder and the small helpers they
 share. Re-exported by `recall_tui.diagnostics.bench`. Headless.
+
+Long module: everything the child process of one bench run measures, in one place, so the
+child imports one module and its figures are read top to bottom in the order they are taken.
 """
 
 from __future__ import annotations
