@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
+from recall_tui.tui.safe import one_line
 from recall_tui.vault.edit import EditConflict, EditError, content_hash, read_phrases
 
 
@@ -237,6 +238,11 @@ class RecallWhenScreen(ModalScreen[Any]):
             if p.golden_change is not None:
                 t.append(f"\nbetter {p.golden_change.better}  worse {p.golden_change.worse}  "
                          f"same {p.golden_change.same}")
+                worse = worse_queries(p.golden_change)
+                if worse:
+                    t.append("\ngot worse:", style="bold red")
+                for line in worse:
+                    t.append(f"\n  {line}", style="red")
         else:
             t.append("no golden.jsonl: no golden figures", style="dim")
         self.query_one("#rw-result", Static).update(t)
@@ -281,6 +287,21 @@ class RecallWhenScreen(ModalScreen[Any]):
             self.query_one("#rw-text").focus()
             return
         self.dismiss(None)
+
+
+def worse_queries(change: Any) -> list[str]:
+    """One line per golden query the proposed phrases make worse: the query, the metric that
+    decided the badge and its value before → after (the figures `golden.compare_runs` gave;
+    nothing recomputed)."""
+    out = []
+    for b in change.badges:
+        if b.badge != "worse":
+            continue
+        metric = b.metric or "score"
+        before, after = b.baseline.metrics.get(metric), b.current.metrics.get(metric)
+        line = f'"{one_line(b.query, 70)}"  {metric} {_fig(before)} → {_fig(after)}'
+        out.append(line)
+    return out
 
 
 def _rank(rank: int | None) -> str:

@@ -26,14 +26,15 @@ VIM_TABLE_BINDINGS: list[BindingType] = [
 ]
 
 
-def _share(natural: list[int], room: int) -> list[int]:
+def _share(natural: list[int], room: int, minimum: int | None = None) -> list[int]:
     """Widths for the flexible columns, in priority order: each takes what its content needs
-    while leaving FLEX_MIN for each one after it; the last ones get what is left (never
-    under FLEX_MIN)."""
+    while leaving `minimum` (FLEX_MIN unless told) for each one after it; the last ones get
+    what is left (never under `minimum`)."""
+    floor = FLEX_MIN if minimum is None else minimum
     widths = []
     for i, need in enumerate(natural):
-        after = FLEX_MIN * (len(natural) - i - 1)
-        w = max(FLEX_MIN, min(need, room - after))
+        after = floor * (len(natural) - i - 1)
+        w = max(floor, min(need, room - after))
         widths.append(w)
         room -= w
     return widths
@@ -68,6 +69,9 @@ class VimTable(DataTable):
     BINDINGS: ClassVar[list[BindingType]] = VIM_TABLE_BINDINGS
     FLEX: ClassVar[tuple[str, ...]] = ()
     """The flexible columns of a subclass (the `flex` argument overrides it)."""
+    FLEX_FLOOR: ClassVar[int] = FLEX_MIN
+    """The narrowest a flexible column is made; under it the table scrolls sideways. A table
+    whose flexible cells are read in full elsewhere sets it low, so it never scrolls."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None,
                  flex: tuple[str, ...] | None = None) -> None:
@@ -102,7 +106,7 @@ class VimTable(DataTable):
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
         room = width - fixed - pad * len(flex)
         natural = [max(c.content_width, 1) for c in flex]
-        widths = _share(natural, room)
+        widths = _share(natural, room, self.FLEX_FLOOR)
         changed = False
         for c, w in zip(flex, widths, strict=True):
             if c.auto_width or c.width != w:

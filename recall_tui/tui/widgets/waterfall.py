@@ -40,6 +40,9 @@ class Waterfall(VimTable):
     """Renders a Trace's stages; highlighting or selecting a row posts `StageChosen`."""
 
     FLEX = ("note",)
+    #: A narrow stage list cuts its notes with `…` rather than scroll sideways: the full note
+    #: is in the stage detail (enter).
+    FLEX_FLOOR = 1
 
     @dataclass
     class StageChosen(Message):

