@@ -207,7 +207,7 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         trace = self.trace
         main.query_one(Waterfall).show(trace)
         results = main.query_one(ResultsTable)
-        results.show(trace, self.previous, self.request.verbosity)
+        results.show(trace, self.previous, self.request.verbosity, self.vault)
         if trace is None:
             results.say(self.status_text if self.engine is None else
                         "type a query: every keystroke re-runs the pipeline")

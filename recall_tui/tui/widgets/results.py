@@ -1,4 +1,10 @@
-"""The results table: the trace's hits, and how each moved since the previous query."""
+"""The results table: the trace's hits, and how each moved since the previous query.
+
+For a "when…" question a `date` column shows each memory's event date (`valid_from`, else
+`created`) as the vault file gives it. The `staleness` column is dimmed and titled `staleness
+(off)` when the trace's configuration applies no staleness boost (the label then changes no
+score), and it is the first column to go when the box is narrow.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,36 @@ from textual.widgets.data_table import CellDoesNotExist
 from recall_tui.engine.trace import Hit, Trace
 from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.vault.model import Vault
 
 STALENESS_STYLE = {"fresh": "green", "aging": "yellow", "stale": "dark_orange", "expired": "red"}
+#: Openings of a question about a time: the hits then show their memory's date.
+WHEN_OPENINGS = ("when", "since when", "what date", "which date", "what day", "which day",
+                 "what year", "which year", "what month", "which month", "how long ago")
+
+
+def asks_when(query: str) -> bool:
+    """The query is a "when…" question (`when did the deploy fail`, `what date…`)."""
+    words = " ".join(w.strip("?,.!:;\"'").casefold() for w in query.split())
+    return any(words == o or words.startswith(o + " ") for o in WHEN_OPENINGS)
+
+
+def staleness_applied(trace: Trace) -> bool:
+    """The trace's configuration scores staleness (its boost is enabled). A trace without a
+    recorded configuration is taken to apply it (shown as before)."""
+    section = (trace.config.get("boosts") or {}).get("staleness") if trace.config else None
+    return True if not isinstance(section, dict) else bool(section.get("enabled", True))
+
+
+def memory_date(vault: Vault | None, memory_id: str) -> Text:
+    """The memory's event date (`valid_from`), else when it was written (`created`), as the
+    vault holds it; `—` when the vault is not here (a replay) or the memory is gone."""
+    m = vault.memories.get(memory_id) if vault is not None else None
+    if m is None:
+        return Text("—", style="dim")
+    if m.valid_from is not None:
+        return Text(m.valid_from.date().isoformat())
+    return Text(m.created.date().isoformat(), style="dim")
 
 
 def rank_change(hit: Hit, previous: Trace | None) -> Text:
@@ -50,6 +84,10 @@ class ResultsTable(VimTable):
     #: threshold): the explanation below shows the same facts for the highlighted hit.
     DROPS: tuple[tuple[int, tuple[str, ...]], ...] = (
         (76, ("hop", "type")), (56, ("channels",)), (44, ("staleness",)))
+    #: Staleness no score uses goes first; for a "when…" question the date takes its place
+    #: before the channels go.
+    DROPS_STALENESS_OFF = ((76, ("staleness", "hop", "type")), (56, ("channels",)))
+    DROPS_WITH_DATE = ((76, ("hop", "type")), (56, ("staleness", "channels")))
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -58,15 +96,25 @@ class ResultsTable(VimTable):
         """The `mmr` column is shown (the trace's hits carry MMR steps)."""
         self.dropped: tuple[str, ...] = ()
         """Columns left out for want of width."""
-        self._shown: tuple[Trace | None, Trace | None, str] = (None, None, "lean")
+        self.with_date = False
+        """The `date` column is shown (a "when…" question)."""
+        self.stale_on = True
+        """The trace's configuration applies the staleness boost."""
+        self._shown: tuple[Trace | None, Trace | None, str, Vault | None] = (
+            None, None, "lean", None)
 
     def on_mount(self) -> None:
         self.border_title = "hits"
-        self._columns("lean", False, ())
+        self._columns("lean", False, (), False, True)
 
-    def _drops_for(self, width: int) -> tuple[str, ...]:
+    def _drops_for(self, width: int, with_date: bool | None = None,
+                   stale_on: bool | None = None) -> tuple[str, ...]:
+        with_date = self.with_date if with_date is None else with_date
+        stale_on = self.stale_on if stale_on is None else stale_on
+        drops = (self.DROPS if stale_on and not with_date else
+                 self.DROPS_WITH_DATE if stale_on else self.DROPS_STALENESS_OFF)
         out: tuple[str, ...] = ()
-        for threshold, keys in self.DROPS:
+        for threshold, keys in drops:
             if 0 < width < threshold:
                 out += keys
         return out
@@ -79,12 +127,16 @@ class ResultsTable(VimTable):
             with self.prevent(VimTable.RowHighlighted):  # a redraw is not a user's move
                 self.show(*self._shown)
 
-    def _columns(self, verbosity: str, with_mmr: bool, dropped: tuple[str, ...]) -> None:
+    def _columns(self, verbosity: str, with_mmr: bool, dropped: tuple[str, ...],
+                 with_date: bool, stale_on: bool) -> None:
         self.clear(columns=True)
         cols = [("#", "rank"), ("Δ", "delta"), ("score", "score")]
         if with_mmr:  # after MMR the order follows the MMR score, not the relevance score
             cols.append(("mmr", "mmr"))
-        cols += [("title", "title"), ("type", "type"), ("staleness", "staleness"),
+        if with_date:
+            cols.append(("date", "date"))
+        cols += [("title", "title"), ("type", "type"),
+                 ("staleness" if stale_on else "staleness (off)", "staleness"),
                  ("hop", "hop"), ("channels", "channels")]
         if verbosity == "full":
             cols.append(("summary", "summary"))
@@ -92,20 +144,26 @@ class ResultsTable(VimTable):
             if key not in dropped:
                 self.add_column(label, key=key)
         self.verbosity, self.with_mmr, self.dropped = verbosity, with_mmr, dropped
+        self.with_date, self.stale_on = with_date, stale_on
 
-    def show(self, trace: Trace | None, previous: Trace | None, verbosity: str) -> None:
-        """Show `trace`'s hits. The same hits in the same order only have their changed cells
-        redrawn (the cursor stays); otherwise the rows are rebuilt, and a cursor the user
-        moved down stays on the same memory if it is still a hit; a cursor on the top row
-        stays on the top row."""
-        self._shown = (trace, previous, verbosity)
+    def show(self, trace: Trace | None, previous: Trace | None, verbosity: str,
+             vault: Vault | None = None) -> None:
+        """Show `trace`'s hits (`vault` gives the dates of a "when…" question). The same hits
+        in the same order only have their changed cells redrawn (the cursor stays); otherwise
+        the rows are rebuilt, and a cursor the user moved down stays on the same memory if it
+        is still a hit; a cursor on the top row stays on the top row."""
+        self._shown = (trace, previous, verbosity, vault)
         current = self.current_id() if self.cursor_row > 0 else None
         self.border_subtitle = None
         with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
+        with_date = trace is not None and asks_when(trace.query)
+        stale_on = trace is None or staleness_applied(trace)
         # hidden (no width): keep the columns as they are
-        dropped = self._drops_for(self.size.width) if self.size.width else self.dropped
-        if (verbosity, with_mmr, dropped) != (self.verbosity, self.with_mmr, self.dropped):
-            self._columns(verbosity, with_mmr, dropped)
+        dropped = (self._drops_for(self.size.width, with_date, stale_on) if self.size.width
+                   else self.dropped)
+        if ((verbosity, with_mmr, dropped, with_date, stale_on) !=
+                (self.verbosity, self.with_mmr, self.dropped, self.with_date, self.stale_on)):
+            self._columns(verbosity, with_mmr, dropped, with_date, stale_on)
         if trace is None:
             if self.row_count:
                 self.clear()
@@ -123,8 +181,9 @@ class ResultsTable(VimTable):
                             justify="right", style="magenta"),
                 "title": lit(h.title, single_line=True),
                 "type": lit(h.type, single_line=True),
-                "staleness": lit(h.staleness, STALENESS_STYLE.get(h.staleness, ""),
-                                 single_line=True),
+                "date": memory_date(vault, h.id) if with_date else Text(""),
+                "staleness": lit(h.staleness, STALENESS_STYLE.get(h.staleness, "") if stale_on
+                                 else "dim", single_line=True),
                 "hop": lit(h.hop or "", "magenta", single_line=True),
                 "channels": lit(",".join(h.channels), "cyan", single_line=True),
                 "summary": lit(h.summary, "dim", single_line=True),
