@@ -199,3 +199,67 @@ async def test_staleness_unused_by_the_preset_is_dimmed_and_labelled(engine):
         assert head["staleness"] == "staleness"
         assert {r.value: str(results.get_cell(r, "staleness").style) for r in results.rows} == {
             h.id: STALENESS_STYLE[h.staleness] for h in app.trace.hits}
+
+
+# --- 1. side by side: any two presets or saved configurations, with titles and scores --------
+
+
+async def test_side_by_side_compares_any_two_configurations(vault_copy):
+    from textual.widgets import Select
+
+    from recall_tui.engine.config import load_preset
+    from recall_tui.tui.panes.tuning import START, TuningPane
+    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tuning.compare import diff_rankings
+
+    eng = open_engine(vault_copy, preset="default", embedder="local")
+    app = new_app(eng)
+    async with app.run_test(size=SIZE) as pilot:
+        await query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("D")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: pane.runs is not None and not pane.busy, "tuned runs")
+        k = app.request.k
+
+        async def compare(a: str, b: str) -> None:
+            pane.query_one("#side-preset", Select).value = a
+            pane.query_one("#side-b-preset", Select).value = b
+            await wait_until(pilot, lambda: not pane.busy and pane.runs is not None and (
+                pane.runs.side_name, pane.runs.side_b_name) == (a, b), f"{a} vs {b}")
+
+        def check(trace_a, trace_b, title_a: str, title_b: str) -> None:
+            d = diff_rankings(trace_a, trace_b)
+            assert pane.runs.side_diff.movements == d.movements
+            for side, trace, ids, title in (("#side-a", trace_a, d.a, title_a),
+                                            ("#side-b", trace_b, d.b, title_b)):
+                table = pane.query_one(side, VimTable)
+                assert table.border_title == title
+                assert [r.value for r in table.rows] == list(ids)
+                for r in table.rows:
+                    hit = trace.hit(r.value)
+                    assert str(table.get_cell(r, "score")) == f"{hit.score:.3f}"
+                    assert str(table.get_cell(r, "title")) == hit.title
+
+        # two presets, neither of them the tuned one
+        await compare("memoria", "bastra")
+        a = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("memoria", vault_copy))
+        b = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("bastra", vault_copy))
+        assert [h.id for h in a.hits] != [h.id for h in b.hits], "precondition: they disagree"
+        check(a, b, "A: preset memoria", "B: preset bastra")
+        figures = str(pane.query_one("#side-figures", Static).render())
+        assert figures.startswith("A preset memoria vs B preset bastra")
+
+        # a configuration saved since the app opened is a choice once the tab is shown again
+        saved = vault_copy / ".recall" / "presets" / "mine.toml"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text('extends = "memoria"\nk = 3\n', "utf-8")
+        await pilot.press("t")
+        await pilot.press("D")
+        select = pane.query_one("#side-b-preset", Select)
+        await wait_until(pilot, lambda: ("mine (saved in the vault)", "mine")
+                         in select._options, "the saved configuration among the choices")
+        await compare(START, "mine")
+        mine = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("mine", vault_copy))
+        check(pane.runs.baseline, mine, "A: start (default)", "B: preset mine")

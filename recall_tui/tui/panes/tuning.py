@@ -28,7 +28,14 @@ from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from recall_tui.engine.config import Config, knobs, load_preset
+from recall_tui.engine.config import (
+    PRESET_DIR,
+    Config,
+    find_preset,
+    knobs,
+    list_presets,
+    load_preset,
+)
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit, one_line
@@ -42,6 +49,9 @@ GOLDEN_K = 10
 GOLDEN_DEBOUNCE_S = 0.4
 #: Knobs not worth a row: free text that changes no ranking.
 HIDDEN_KNOBS = frozenset({"description"})
+
+#: Side-by-side choices that are not a preset file: the knobs on screen, and where they started.
+TUNED, START = "@tuned", "@start"
 
 MOVE_STYLE = {"up": "green", "down": "red", "same": "dim", "new": "bold cyan", "dropped": "red"}
 BADGE_STYLE = {"better": "bold green", "worse": "bold red", "same": "dim", "unscored": "dim"}
@@ -100,6 +110,27 @@ def movement_text(m: Movement | None) -> Text:
     return Text(m.label, style=MOVE_STYLE.get(m.kind, ""))
 
 
+def preset_label(name: str, vault_root: Any) -> str:
+    """A preset's name in the side-by-side choices; a saved one says where it was saved."""
+    try:
+        where = find_preset(name, vault_root).parent
+    except ValueError:
+        return name
+    if where == PRESET_DIR:
+        return name
+    return f"{name} (saved in the vault)" if vault_root is not None and where == (
+        Path(vault_root) / ".recall" / "presets") else f"{name} (saved, user config)"
+
+
+def side_label(choice: str, base_name: str | None) -> str:
+    """What a side of the comparison is, for its box title and the figures line."""
+    if choice == TUNED:
+        return "tuned configuration"
+    if choice == START:
+        return f"start ({base_name})"
+    return f"preset {choice}"
+
+
 @dataclass(frozen=True)
 class TunedRuns:
     """One query under the starting and the tuned configuration (and the compared preset)."""
@@ -111,11 +142,15 @@ class TunedRuns:
     deltas: dict[str, Movement]
     """`compare.rank_deltas(baseline, current)`: each current hit's movement."""
     side_name: str
-    """The preset shown on the left of the side-by-side view."""
+    """What is shown on the left (A) of the side-by-side view: a preset name, TUNED or START."""
     side: Trace
-    """The query under that preset."""
+    """The query under A."""
     side_diff: RankingDiff
-    """`compare.diff_rankings(side, current)`."""
+    """`compare.diff_rankings(side, side_b)`."""
+    side_b_name: str = TUNED
+    """What is shown on the right (B): a preset name, TUNED (the default) or START."""
+    side_b: Trace | None = None
+    """The query under B (None: the tuned run, `current`)."""
 
 
 class TuningPane(StatePane):
@@ -131,6 +166,7 @@ class TuningPane(StatePane):
         """The settings bar's k when tuning started (None: the preset's k)."""
         self.config: Config | None = None
         self.side_name: str | None = None
+        self.side_b_name: str = TUNED
         self.runs: TunedRuns | None = None
         self.run_key: tuple[Any, ...] | None = None
         self.busy = False
@@ -159,12 +195,13 @@ class TuningPane(StatePane):
                     yield Static(id="tuned-head")
                     yield VimTable(id="tuned-hits", flex=("title",))
             with TabPane("side by side", id="tune-side"), Vertical():
-                yield Select([], id="side-preset", prompt="compare with preset",
-                             allow_blank=True)
+                with Horizontal(id="side-choices"):
+                    yield Select([], id="side-preset", prompt="A: compare", allow_blank=True)
+                    yield Select([], id="side-b-preset", prompt="B: with", allow_blank=True)
                 yield Static(id="side-figures")
                 with Horizontal():
-                    yield VimTable(id="side-a", flex=("id",))
-                    yield VimTable(id="side-b", flex=("id",))
+                    yield VimTable(id="side-a", flex=("title", "id"))
+                    yield VimTable(id="side-b", flex=("title", "id"))
             with TabPane("golden", id="tune-golden"), Vertical():
                 yield Static(id="golden-summary")
                 yield VimTable(id="golden-table", flex=("query",))
@@ -181,7 +218,8 @@ class TuningPane(StatePane):
             th.add_column(label, key=key)
         for side in ("#side-a", "#side-b"):
             t = self.query_one(side, VimTable)
-            for label, key in (("#", "rank"), ("move", "move"), ("id", "id")):
+            for label, key in (("#", "rank"), ("move", "move"), ("score", "score"),
+                               ("title", "title"), ("id", "id")):
                 t.add_column(label, key=key)
         gt = self.query_one("#golden-table", VimTable)
         for label in ("line", "badge", "nDCG start→now", "recall", "unjudged", "query"):
@@ -214,11 +252,20 @@ class TuningPane(StatePane):
         self.schedule_golden()
 
     def _fill_side_select(self) -> None:
-        sel = self.query_one("#side-preset", Select)
-        names = list(self.recall_app.presets)
-        sel.set_options([(n, n) for n in names])
-        if self.side_name in names:
-            sel.value = self.side_name
+        """Both sides' choices: the tuned knobs, the starting configuration, and every preset
+        the vault can see (presets saved since the app opened included, marked saved)."""
+        root = self.recall_app.vault_path
+        names = list_presets(root) or list(self.recall_app.presets)
+        options = [("tuned (the knobs on screen)", TUNED),
+                   (f"start ({self.base_name}, as tuning started)", START),
+                   *((preset_label(n, root), n) for n in names)]
+        for sel_id, value in (("#side-preset", self.side_name),
+                              ("#side-b-preset", self.side_b_name)):
+            sel = self.query_one(sel_id, Select)
+            with sel.prevent(Select.Changed):
+                sel.set_options(options)
+                if value in {v for _label, v in options}:
+                    sel.value = value
 
     def set_config(self, config: Config) -> None:
         """Make `config` the tuned configuration and re-run the query and the golden set."""
@@ -329,17 +376,17 @@ class TuningPane(StatePane):
             self._draw_runs()
             return
         engine = app._engine_for(request.preset)
-        key = (request, self.config.hash(), self.side_name, engine.fingerprint)
+        key = (request, self.config.hash(), self.side_name, self.side_b_name, engine.fingerprint)
         if key == self.run_key and not force:
             return
         self.run_key = key
         self.busy = True
         self._run_query(engine, request, app._recall_filters(request), self.base, self.config,
-                        self.side_name or request.preset)
+                        self.side_name or request.preset, self.side_b_name)
 
     @work(thread=True, exclusive=True, group="tuning")
     def _run_query(self, engine: Any, request: Any, filters: Any, base: Config, config: Config,
-                   side_name: str) -> None:
+                   side_name: str, side_b_name: str = TUNED) -> None:
         from recall_tui.engine import Cancelled
 
         worker = get_current_worker()
@@ -349,17 +396,24 @@ class TuningPane(StatePane):
                                  as_of=request.as_of, verbosity=request.verbosity,
                                  filters=filters, config=cfg, cancel=lambda: worker.is_cancelled)
 
+        def under(choice: str) -> Trace:
+            if choice == TUNED:
+                return current
+            if choice == START:
+                return baseline
+            # a preset (or a saved configuration) with the bar's k
+            return recall(load_preset(choice, self.recall_app.vault_path), request.k)
+
         try:
             baseline, current = recall(base), recall(config)
-            side_cfg = load_preset(side_name, self.recall_app.vault_path)
-            side = recall(side_cfg, request.k)  # the compared preset with the bar's k
+            side, side_b = under(side_name), under(side_b_name)
         except Cancelled:
             return
         except Exception as exc:  # shown, not raised: a bad knob value must not kill the app
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
             return
         runs = TunedRuns(baseline, current, rank_deltas(baseline, current), side_name, side,
-                         diff_rankings(side, current))
+                         diff_rankings(side, side_b), side_b_name, side_b)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._done, runs)
 
@@ -431,6 +485,13 @@ class TuningPane(StatePane):
             self.side_name = event.value
             self.rerun(force=True)
 
+    @on(Select.Changed, "#side-b-preset")
+    def _side_b_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str) and event.value != self.side_b_name:
+            self.side_b_name = event.value
+            self.rerun(force=True)
+
     def _draw_side(self) -> None:
         a, b = self.query_one("#side-a", VimTable), self.query_one("#side-b", VimTable)
         a.clear()
@@ -441,22 +502,25 @@ class TuningPane(StatePane):
             figures.update("")
             return
         d = runs.side_diff
-        a.border_title = f"A: preset {runs.side_name}"
-        b.border_title = "B: tuned configuration"
+        name_a = side_label(runs.side_name, self.base_name)
+        name_b = side_label(runs.side_b_name, self.base_name)
+        a.border_title, b.border_title = f"A: {name_a}", f"B: {name_b}"
         t = Text()
-        t.append(f"A {runs.side_name} vs B tuned  ", style="bold")
+        t.append(f"A {name_a} vs B {name_b}  ", style="bold")
         t.append(f"overlap@{d.k} {d.overlap:.2f}  RBO {d.rbo:.3f}  ")
         t.append(f"up {d.count('up')}  down {d.count('down')}  same {d.count('same')}  "
                  f"new {d.count('new')}  dropped {d.count('dropped')}")
         figures.update(t)
-        for i, mid in enumerate(d.a, start=1):
-            m = d.by_id[mid]
-            a.add_row(Text(str(i), justify="right"),
-                      movement_text(m) if m.kind == "dropped" else Text(""),
-                      lit(one_line(mid, 50), single_line=True), key=mid)
-        for i, mid in enumerate(d.b, start=1):
-            b.add_row(Text(str(i), justify="right"), movement_text(d.by_id[mid]),
-                      lit(one_line(mid, 50), single_line=True), key=mid)
+        trace_b = runs.side_b if runs.side_b is not None else runs.current
+        for table, ids, trace, is_a in ((a, d.a, runs.side, True), (b, d.b, trace_b, False)):
+            for i, mid in enumerate(ids, start=1):
+                m, hit = d.by_id[mid], trace.hit(mid)
+                table.add_row(
+                    Text(str(i), justify="right"),
+                    movement_text(m) if not is_a or m.kind == "dropped" else Text(""),
+                    Text("—" if hit is None else f"{hit.score:.3f}", justify="right"),
+                    lit("" if hit is None else hit.title, single_line=True),
+                    lit(mid, "dim", single_line=True), key=mid)
 
     # --- golden ------------------------------------------------------------------------------------
 
@@ -544,6 +608,8 @@ class TuningPane(StatePane):
     @on(TabbedContent.TabActivated, "#tuning-tabs")
     def _inner_tab(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
+        if event.pane.id == "tune-side":  # a preset saved (S) since is a choice now
+            self._fill_side_select()
         if event.pane.id == "tune-golden":
             self.schedule_golden()
 
