@@ -263,3 +263,65 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
         await compare(START, "mine")
         mine = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("mine", vault_copy))
         check(pane.runs.baseline, mine, "A: start (default)", "B: preset mine")
+
+
+# --- 2. the golden tab loads another queries file ------------------------------------------------
+
+
+async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
+    from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
+    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tuning.golden import run_golden
+    from recall_tui.tuning.metrics import read_golden
+
+    other = tmp_path / "more-queries.jsonl"
+    other.write_text(json.dumps({"query": QUERY, "relevant": {"billing-pg16-upgrade": 3}})
+                     + "\n" + json.dumps({"query": "E_BILLING_4012",
+                                          "relevant": ["billing-error-codes"]}) + "\n", "utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"query": "ok", "relevant": ["a"]}\n{"query": 3}\n', "utf-8")
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: pane.golden_current is not None and not pane.golden_busy,
+                         "the vault's golden set scored")
+        assert len(pane.golden_queries) > 2, "precondition: the vault's own set is bigger"
+        field = pane.query_one("#golden-file", Input)
+        summary = pane.query_one("#golden-summary", Static)
+        table = pane.query_one("#golden-table", VimTable)
+
+        async def load(text: str) -> None:
+            field.focus()
+            field.value = text
+            await pilot.press("enter")
+
+        await load(str(other))
+        await wait_until(pilot, lambda: not pane.golden_busy and pane.golden_current is not None
+                         and len(pane.golden_current.queries) == 2, "the other file scored")
+        want = run_golden(engine, read_golden(other), pane.config, k=GOLDEN_K, now=PINNED_NOW)
+        assert pane.golden_current.means == want.means
+        assert [str(table.get_cell_at((r, 5))) for r in range(table.row_count)] == [
+            QUERY, "E_BILLING_4012"]
+        assert f"from {other}" in str(summary.render())
+
+        # a bad file: the message names the file and the line and the reason; nothing scored
+        await load(str(broken))
+        await wait_until(pilot, lambda: pane.golden_error is not None, "the bad file refused")
+        shown = str(summary.render())
+        assert f"{broken}:2:" in shown and '"query" must be a non-empty string' in shown
+        assert table.row_count == 0
+        await load(str(tmp_path / "missing.jsonl"))
+        await wait_until(pilot, lambda: "missing.jsonl" in str(summary.render()),
+                         "the missing file named")
+        assert "no such file" in str(summary.render()).lower()
+
+        # empty: back to the vault's own golden.jsonl
+        await load("")
+        await wait_until(pilot, lambda: not pane.golden_busy and pane.golden_error is None
+                         and pane.golden_current is not None
+                         and len(pane.golden_current.queries) == len(pane.golden_queries) > 2,
+                         "the vault's golden set again")

@@ -174,6 +174,8 @@ class TuningPane(StatePane):
         self.golden_busy = False
         """A golden run is waiting for its debounce or under way."""
         self.golden_path: Path | None = None
+        self.golden_source: Path | None = None
+        """Another queries file loaded in the golden tab (None: the vault's golden.jsonl)."""
         self.golden_hash: str | None = None
         """sha256 of golden.jsonl as last read (the stamp `mark_relevant` checks)."""
         self.golden_queries: list[Any] = []
@@ -203,6 +205,8 @@ class TuningPane(StatePane):
                     yield VimTable(id="side-a", flex=("title", "id"))
                     yield VimTable(id="side-b", flex=("title", "id"))
             with TabPane("golden", id="tune-golden"), Vertical():
+                yield Input(id="golden-file", placeholder="another queries file (JSONL): type "
+                            "its path, enter; empty + enter: the vault's golden.jsonl")
                 yield Static(id="golden-summary")
                 yield VimTable(id="golden-table", flex=("query",))
 
@@ -543,9 +547,16 @@ class TuningPane(StatePane):
             self.golden_busy = False
             return
         engine = app._engine_for(app.request.preset)
-        path = Path(engine.vault.root) / "golden.jsonl"
+        path = self.golden_source or Path(engine.vault.root) / "golden.jsonl"
         self.golden_path = path
-        digest = file_hash(path)
+        try:
+            digest = file_hash(path)
+            if digest is None and self.golden_source is not None:
+                raise FileNotFoundError("no such file")
+        except OSError as exc:  # a chosen file that is missing, a folder, unreadable
+            reason = exc.strerror or str(exc)
+            self._golden_unusable(f"{path}: cannot read it: {reason}")
+            return
         key = (self.config.hash(), self.base.hash(), engine.fingerprint, digest, app.request.now)
         if key == self._golden_key:
             self.golden_busy = False
@@ -560,11 +571,15 @@ class TuningPane(StatePane):
             return
         try:
             self.golden_queries = read_golden(path)
-        except ValueError as exc:
-            self.golden_queries = []
-            self.golden_error = str(exc)
-            self.golden_busy = False
-            self._draw_golden()
+        except UnicodeDecodeError as exc:
+            self._golden_unusable(f"{path}: not UTF-8 text (byte {exc.start})")
+            return
+        except ValueError as exc:  # GoldenError: file:line: reason
+            self._golden_unusable(str(exc))
+            return
+        if not self.golden_queries:
+            self._golden_unusable(f"{path}: no judged queries in it (one JSON object a line: "
+                                  '{"query": ..., "relevant": {id: grade}})')
             return
         self._draw_runs()  # the judged column depends on the golden set
         if not self.golden_visible():  # scored when the golden tab is shown
@@ -597,6 +612,33 @@ class TuningPane(StatePane):
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._golden_done, base_key, baseline, current)
+
+    def _golden_unusable(self, error: str) -> None:
+        self.golden_queries = []
+        self.golden_current = self.golden_baseline = None
+        self._golden_key = None
+        self.golden_error = error
+        self.golden_busy = False
+        self._draw_golden()
+
+    @on(Input.Submitted, "#golden-file")
+    def _golden_file(self, event: Input.Submitted) -> None:
+        """Load another queries file (a path, `~` allowed; relative to the working folder,
+        else to the vault); an empty field goes back to the vault's golden.jsonl."""
+        event.stop()
+        self.load_golden_file(event.value)
+
+    def load_golden_file(self, text: str) -> None:
+        """Score the golden set of the file at `text` (empty: the vault's golden.jsonl)."""
+        text = text.strip()
+        if not text:
+            self.golden_source = None
+        else:
+            path = Path(text).expanduser()
+            if not path.is_absolute() and not path.exists():
+                path = Path(self.recall_app.vault_path) / path
+            self.golden_source = path
+        self.schedule_golden(force=True)
 
     def golden_visible(self) -> bool:
         """The golden tab is on screen (the set is only re-scored then: it is ~2 recalls per
@@ -645,8 +687,8 @@ class TuningPane(StatePane):
             return
         cmp = compare_runs(cur, base)
         t = Text()
-        t.append(f"{len(cur.queries)} judged queries, k={cur.k}, start = {self.base_name}\n",
-                 style="bold")
+        t.append(f"{len(cur.queries)} judged queries, k={cur.k}, start = {self.base_name}, "
+                 f"from {self.golden_source or 'golden.jsonl'}\n", style="bold")
         for name, label in (("recall", f"recall@{cur.k}"), ("mrr", "MRR"),
                             ("ndcg", f"nDCG@{cur.k}")):
             b, c, d = base.means.get(name), cur.means.get(name), cmp.mean_deltas.get(name)
