@@ -206,7 +206,8 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
             else:
                 target, note = resolve_index_path(vault.root)
                 if target is None:
-                    return cls._open_in_memory(vault, embedder, progress, start, note)
+                    return cls._open_in_memory(vault, embedder, progress, start, note,
+                                               defer_vectors)
         else:
             target = Path(path)
         if read_only:
@@ -218,7 +219,8 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
                                  defer_vectors)
         except WRITE_FAILURES as exc:
             return cls._open_in_memory(
-                vault, embedder, progress, start, memory_fallback_note(target, exc)
+                vault, embedder, progress, start, memory_fallback_note(target, exc),
+                defer_vectors,
             )
         rebuilt = idx.report.rebuilt
         if rebuilt is None and rebuild:
@@ -282,14 +284,19 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
 
     @classmethod
     def _open_in_memory(
-        cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str
+        cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str,
+        defer_vectors: bool = False,
     ) -> Index:
         """An index built in memory for this run (nothing is saved): the fallback when the
         index file cannot be written. It takes updates and recall stats like a file would."""
         conn = _connect(":memory:")
         idx = cls(conn, ":memory:", embedder, read_only=False)
         idx._create_schema()
-        idx.report = idx._sync(vault, progress, start)
+        idx._defer_vectors = defer_vectors
+        try:
+            idx.report = idx._sync(vault, progress, start)
+        finally:
+            idx._defer_vectors = False
         idx.report = replace(
             idx.report, location_note=note, ms=(time.perf_counter() - start) * 1000
         )

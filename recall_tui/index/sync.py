@@ -296,8 +296,10 @@ class IndexSync:
             vault = read_vault(vault.root)
             again = self._sync_locked(vault, None)
             updated += again.updated
-        if self._defer_vectors:
+        if self._defer_vectors and not self._vectors_complete():
             # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
+            # (When every vector already exists nothing is deferred: the sync below finds
+            # nothing to embed and `embedding_progress()` stays None.)
             embedded, reused, embed_ms, error = 0, 0, 0.0, None
             self._pending_vault = vault
         else:
