@@ -162,6 +162,10 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         # vectors are still to be made, and (done, total) while they are being made.
         self._defer_vectors = False
         self._pending_vault: Vault | None = None
+        # The content trigram table is kept up to date (built once by `ensure_trigram`), and
+        # the vault of the last sync (what `ensure_trigram` builds from by default).
+        self._trigram_on = False
+        self._last_vault: Vault | None = None
         self.embedding: tuple[int, int] | None = None
         self.report = IndexReport(path=path)
 

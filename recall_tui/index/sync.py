@@ -182,6 +182,12 @@ class IndexSync:
         with self._lock, write_txn(conn):
             if clear:
                 self._clear(clear)
+            # Whether the content trigram table is kept (`ensure_trigram` built it once): read
+            # inside the write lock, as another process may have built it since.
+            self._trigram_on = conn.execute(
+                "SELECT 1 FROM meta WHERE key='trigram' AND value='1'"
+            ).fetchone() is not None
+            self._last_vault = vault
             # What the memories table holds, from the last sync when no other connection has
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
@@ -355,6 +361,57 @@ class IndexSync:
         )
         return self.report
 
+    def ensure_trigram(self, vault: Vault | None = None) -> float | None:
+        """Build the content trigram table if it is not there yet; the ms it took, or None
+        when it was there already. Only `fuzzy.trigram_mode = "scan"` reads it (issue 13: it
+        is a third of the index on disk), so it is made on first need, from `vault` (default:
+        the vault of the last sync), and kept up to date by every sync after that. One
+        `BEGIN IMMEDIATE` transaction that re-checks inside the lock (another process may have
+        built it); a row whose stored text is not the one in `vault` is marked for re-indexing
+        (its `row_hash` emptied), so the next sync, by any process, gives it its trigrams."""
+        with self._lock:
+            if self._meta("trigram") == "1":
+                return None
+        if self.read_only:
+            raise IndexFileError(f"{self.path}: the trigram index (fuzzy scan mode) is not "
+                                 "built and this index is opened read-only")
+        vault = vault or self._last_vault
+        if vault is None:
+            raise IndexFileError(f"{self.path}: no vault to build the trigram index from")
+        start = time.perf_counter()
+        conn = self._conn
+        # Not under `_sync_lock`: a progressive open's embedding holds it for minutes; the
+        # writes of syncs and vector batches hold `_lock`, which serialises this with them.
+        with self._lock, write_txn(conn):
+            if conn.execute(
+                "SELECT 1 FROM meta WHERE key='trigram' AND value='1'"
+            ).fetchone() is not None:
+                self._meta_cache = None
+                return None
+            conn.execute("INSERT INTO memories_trigram(memories_trigram) VALUES ('delete-all')")
+            by_path = {m.path: m for m in vault.memories.values()}
+            memo = self._row_hashes
+            stale: list[tuple[int]] = []
+            for rowid, path, stored in conn.execute(
+                "SELECT rowid, path, row_hash FROM memories"
+            ).fetchall():
+                m = by_path.get(path)
+                hit = memo.get(m.id) if m is not None else None
+                rh = hit[1] if hit is not None and hit[0] is m else (
+                    _row_hash(_row_fields(m)) if m is not None else None)
+                if rh != stored:
+                    stale.append((rowid,))
+                    continue
+                conn.execute("INSERT INTO memories_trigram(rowid, content) VALUES (?,?)",
+                             (rowid, trigram_content(m)))
+            conn.executemany("UPDATE memories SET row_hash='' WHERE rowid=?", stale)
+            self._set_meta(trigram="1")
+            self._bump_generation()
+            self._trigram_on = True
+            self._stored = None  # the row hashes changed
+            self._invalidate()
+        return (time.perf_counter() - start) * 1000
+
     def embedding_progress(self) -> tuple[int, int] | None:
         """(texts embedded, texts to embed) while vectors are pending or being made after a
         deferred open, None once every vector that can exist does."""
@@ -373,6 +430,7 @@ class IndexSync:
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_original WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_words WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
@@ -425,9 +483,12 @@ class IndexSync:
             ),
         )
         content = trigram_content(m)
+        if self._trigram_on:
+            conn.execute(
+                "INSERT INTO memories_trigram(rowid, content) VALUES (?,?)", (rowid, content)
+            )
         conn.execute(
-            "INSERT INTO memories_trigram(rowid, content, original) VALUES (?,?,?)",
-            (rowid, content, original),
+            "INSERT INTO memories_original(rowid, original) VALUES (?,?)", (rowid, original)
         )
         conn.execute("INSERT INTO memories_words(rowid, content) VALUES (?,?)", (rowid, content))
         conn.executemany(
