@@ -78,6 +78,7 @@ from recall_tui.index.sync import (
     embed_text,
     trigram_content,
 )
+from recall_tui.index.trigram_build import TrigramBuild
 from recall_tui.index.vectors import (
     EMBED_CHUNK,
     NUMPY_KNN_MAX_BYTES,
@@ -120,7 +121,7 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
+class Index(FtsSearch, VectorStore, IndexSync, TrigramBuild, SharedFile, RecallStatsStore):
     """An open index. Use `Index.open`; every public method is safe to call from any thread."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
