@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import work
+
 from recall_tui.engine.opening import OpenStatus
 from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
 from recall_tui.tui.widgets.results import ResultsTable
@@ -28,8 +30,7 @@ class VaultOpening:
         from recall_tui.engine.opening import VaultOpening as EngineOpening
 
         if self._given_engine is not None:
-            engine = self._given_engine
-            self.post_message(EngineReady(engine, engine.vault, 0.0))
+            self._hand_over_given_engine()
             return
         handed: list[Any] = []
         shown: list[tuple[str, int, int]] = []
@@ -61,6 +62,13 @@ class VaultOpening:
                                 embedder=self.embedder_kind, config=None, on_status=on_status,
                                 engine_kw={})
         opening.start()
+
+    @work(thread=True, exclusive=True, group="engine")
+    def _hand_over_given_engine(self) -> None:
+        """An engine given to `make_app`: handed over from a worker, as the message arrives
+        after the first layout (the snapshots depend on that order)."""
+        engine = self._given_engine
+        self.post_message(EngineReady(engine, engine.vault, 0.0))
 
     def _progress(self, text: str, done: int = 0, total: int = 0) -> None:
         """Opening progress: a phase, or `embed` with counts (drawn as a bar)."""
