@@ -89,6 +89,8 @@ def test_reopen_uses_the_stored_vectors(vault_dir):
     assert again.wait_ready(300) and again.status.phase == "ready"
     rep = again.engine.index.report
     assert rep.embedded == 0 and rep.vectors == len(again.engine.vault.memories)
+    # every vector exists: nothing is deferred, the vector stage runs from the first recall
+    assert not again.vectors_deferred and again.engine.index.embedding_progress() is None
     again.engine.index.close()
 
 

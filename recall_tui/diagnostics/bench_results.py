@@ -153,8 +153,8 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
     row("index on disk (MB), file + WAL", lambda r: r["index_build"]["size_bytes"] / 1e6, 0)
     row("  its tables (dbstat, MB)",
         lambda r: sum(r["index_build"]["tables_bytes"].values()) / 1e6 or None, 0)
-    for table in ("memories_trigram", "embed_cache", "memory_vectors", "memories_fts",
-                  "memories", "memories_words"):
+    for table in ("memories_trigram", "memories_original", "embed_cache", "memory_vectors",
+                  "memories_fts", "memories", "memories_words"):
         row(f"    {table}", lambda r, t=table: r["index_build"]["tables_bytes"][t] / 1e6, 0)
     row("re-index one memory", lambda r: r["reindex_one"]["ms"])
     row("  of which embedding", lambda r: r["reindex_one"]["embed_ms"])

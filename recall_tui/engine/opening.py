@@ -9,7 +9,8 @@ background thread:
    fuzzy and topic channels answer; the vector stage is skipped with the reason
    `embedding N / M`;
 3. `embedding`: `Index.fill_vectors()` makes the missing vectors (from the embedding cache
-   or the embedder), with progress; then `Engine.vectors_changed()` drops cached recalls;
+   or the embedder), with progress; then `Engine.vectors_changed()` drops cached recalls.
+   Skipped when every vector already exists (an index opened before);
 4. `ready` (or `failed`, with the error; an engine that was usable stays usable).
 
 Every change of phase or progress is reported as an `OpenStatus` to `on_status` (called on
@@ -80,6 +81,8 @@ class VaultOpening:
         """Time from the call to the engine being usable."""
         self.ready_ms: float | None = None
         """Time from the call to every vector being there."""
+        self.vectors_deferred = False
+        """The engine was usable before its vectors existed (phase `embedding` ran)."""
 
     # ------------------------------------------------------------------ public
 
@@ -138,11 +141,14 @@ class VaultOpening:
             cfg = self._config or load_preset(self.preset, vault.root)
             self._engine = Engine(vault, index, cfg, preset=self.preset, **self._engine_kw)
             self.first_usable_ms = (time.perf_counter() - self._t0) * 1000
+            pending = index.embedding_progress()
+            self.vectors_deferred = pending is not None
+            if pending is not None:  # else every vector exists already: straight to ready
+                self._set("embedding", *pending)  # before `wait_usable` returns
             self._usable.set()
-            pending = index.embedding_progress() or (0, 0)
-            self._set("embedding", *pending)
-            index.fill_vectors(progress=lambda d, t, _p: self._set("embedding", d, t))
-            self._engine.vectors_changed()
+            if pending is not None:
+                index.fill_vectors(progress=lambda d, t, _p: self._set("embedding", d, t))
+                self._engine.vectors_changed()
             self.ready_ms = (time.perf_counter() - self._t0) * 1000
             self._set("ready")
         except Exception as exc:

@@ -36,8 +36,11 @@ DEFAULT_FTS_WEIGHTS: dict[str, float] = {
     "topic_path": 1.0,
     "body": 1.0,
 }
-#: Columns of the trigram FTS5 table.
+#: Columns of the trigram FTS5 tables.
 TRIGRAM_COLUMNS: tuple[str, ...] = ("content", "original")
+#: The trigram FTS5 table of each column: `original` (small: few memories have one) is always
+#: built; `content` only on first use by `fuzzy.trigram_mode = "scan"` (`ensure_trigram`).
+TRIGRAM_TABLES: dict[str, str] = {"content": "memories_trigram", "original": "memories_original"}
 #: Most distinct trigrams put in one fuzzy query (keeps a pasted paragraph cheap).
 MAX_TRIGRAMS = 96
 #: Postings (row, contribution) pairs kept in memory per FTS5 table for the in-memory bm25
@@ -286,7 +289,8 @@ class FtsSearch:
             columns, tok = (
                 (FTS_COLUMNS, ("porter", ["unicode61", "remove_diacritics", "2"]))
                 if table == "memories_fts"
-                else (TRIGRAM_COLUMNS, ("trigram", ["remove_diacritics", "1"]))
+                else ((table == "memories_trigram" and "content" or "original",),
+                      ("trigram", ["remove_diacritics", "1"]))
             )
             try:
                 self._replicas[table] = Bm25Replica(self._conn, table, columns, tok)
@@ -351,8 +355,10 @@ class FtsSearch:
         grams = trigram_terms(text)
         if not grams or limit <= 0:
             return []
+        if column == "content":
+            self.ensure_trigram()
         with self._lock:
-            rep = self._replica("memories_trigram")
+            rep = self._replica(TRIGRAM_TABLES[column])
             tokens = [rep.token(g) for g in grams] if rep is not None else [None]
             rows = rep.top(tokens, limit, column) if rep and None not in tokens else None
             if rows is not None:
@@ -368,10 +374,13 @@ class FtsSearch:
         match = trigram_match(text)
         if not match or limit <= 0:
             return []
+        if column == "content":
+            self.ensure_trigram()
+        table = TRIGRAM_TABLES[column]
         sql = (
-            "SELECT m.id, -bm25(memories_trigram) AS s FROM memories_trigram"
-            " JOIN memories m ON m.rowid = memories_trigram.rowid"
-            " WHERE memories_trigram MATCH ? ORDER BY s DESC LIMIT ?"
+            f"SELECT m.id, -bm25({table}) AS s FROM {table}"
+            f" JOIN memories m ON m.rowid = {table}.rowid"
+            f" WHERE {table} MATCH ? ORDER BY s DESC LIMIT ?"
         )
         with self._lock:
             return [

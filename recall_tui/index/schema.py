@@ -20,7 +20,7 @@ import sqlite_vec
 from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: How long a write waits for another process's write transaction before giving up (ms). Write
 #: transactions are short (embedding runs outside them), so this is only reached when something
 #: is badly stuck; waiting long beats failing with "database is locked".
@@ -33,6 +33,7 @@ _REQUIRED_TABLES = frozenset(
         "memories",
         "memories_fts",
         "memories_trigram",
+        "memories_original",
         "memories_words",
         "embed_cache",
         "edges",
@@ -233,7 +234,10 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
     {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE memories_trigram USING fts5(
-    content, original, content='', contentless_delete=1,
+    content, content='', contentless_delete=1,
+    tokenize='trigram remove_diacritics 1');
+CREATE VIRTUAL TABLE memories_original USING fts5(
+    original, content='', contentless_delete=1,
     tokenize='trigram remove_diacritics 1');
 CREATE VIRTUAL TABLE memories_words USING fts5(
     content, content='', contentless_delete=1, detail=none,

@@ -22,7 +22,7 @@ class SharedFile:
         conn = self._conn
         for table in ("memories", "edges", "turns", "signatures"):
             conn.execute(f"DELETE FROM {table}")
-        for fts in ("memories_fts", "memories_trigram"):
+        for fts in ("memories_fts", "memories_trigram", "memories_original"):
             conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('delete-all')")
         conn.execute("DROP TABLE IF EXISTS memory_vectors")
         if what == "all":

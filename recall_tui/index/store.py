@@ -78,6 +78,7 @@ from recall_tui.index.sync import (
     embed_text,
     trigram_content,
 )
+from recall_tui.index.trigram_build import TrigramBuild
 from recall_tui.index.vectors import (
     EMBED_CHUNK,
     NUMPY_KNN_MAX_BYTES,
@@ -120,7 +121,7 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
+class Index(FtsSearch, VectorStore, IndexSync, TrigramBuild, SharedFile, RecallStatsStore):
     """An open index. Use `Index.open`; every public method is safe to call from any thread."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
@@ -162,6 +163,10 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
         # vectors are still to be made, and (done, total) while they are being made.
         self._defer_vectors = False
         self._pending_vault: Vault | None = None
+        # The content trigram table is kept up to date (built once by `ensure_trigram`), and
+        # the vault of the last sync (what `ensure_trigram` builds from by default).
+        self._trigram_on = False
+        self._last_vault: Vault | None = None
         self.embedding: tuple[int, int] | None = None
         self.report = IndexReport(path=path)
 
@@ -206,7 +211,8 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
             else:
                 target, note = resolve_index_path(vault.root)
                 if target is None:
-                    return cls._open_in_memory(vault, embedder, progress, start, note)
+                    return cls._open_in_memory(vault, embedder, progress, start, note,
+                                               defer_vectors)
         else:
             target = Path(path)
         if read_only:
@@ -218,7 +224,8 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
                                  defer_vectors)
         except WRITE_FAILURES as exc:
             return cls._open_in_memory(
-                vault, embedder, progress, start, memory_fallback_note(target, exc)
+                vault, embedder, progress, start, memory_fallback_note(target, exc),
+                defer_vectors,
             )
         rebuilt = idx.report.rebuilt
         if rebuilt is None and rebuild:
@@ -282,14 +289,19 @@ class Index(FtsSearch, VectorStore, IndexSync, SharedFile, RecallStatsStore):
 
     @classmethod
     def _open_in_memory(
-        cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str
+        cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str,
+        defer_vectors: bool = False,
     ) -> Index:
         """An index built in memory for this run (nothing is saved): the fallback when the
         index file cannot be written. It takes updates and recall stats like a file would."""
         conn = _connect(":memory:")
         idx = cls(conn, ":memory:", embedder, read_only=False)
         idx._create_schema()
-        idx.report = idx._sync(vault, progress, start)
+        idx._defer_vectors = defer_vectors
+        try:
+            idx.report = idx._sync(vault, progress, start)
+        finally:
+            idx._defer_vectors = False
         idx.report = replace(
             idx.report, location_note=note, ms=(time.perf_counter() - start) * 1000
         )

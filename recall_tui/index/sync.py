@@ -182,6 +182,12 @@ class IndexSync:
         with self._lock, write_txn(conn):
             if clear:
                 self._clear(clear)
+            # Whether the content trigram table is kept (`ensure_trigram` built it once): read
+            # inside the write lock, as another process may have built it since.
+            self._trigram_on = conn.execute(
+                "SELECT 1 FROM meta WHERE key='trigram' AND value='1'"
+            ).fetchone() is not None
+            self._last_vault = vault
             # What the memories table holds, from the last sync when no other connection has
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
@@ -296,8 +302,10 @@ class IndexSync:
             vault = read_vault(vault.root)
             again = self._sync_locked(vault, None)
             updated += again.updated
-        if self._defer_vectors:
+        if self._defer_vectors and not self._vectors_complete():
             # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
+            # (When every vector already exists nothing is deferred: the sync below finds
+            # nothing to embed and `embedding_progress()` stays None.)
             embedded, reused, embed_ms, error = 0, 0, 0.0, None
             self._pending_vault = vault
         else:
@@ -371,6 +379,7 @@ class IndexSync:
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
+        conn.execute("DELETE FROM memories_original WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_words WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
@@ -423,9 +432,12 @@ class IndexSync:
             ),
         )
         content = trigram_content(m)
+        if self._trigram_on:
+            conn.execute(
+                "INSERT INTO memories_trigram(rowid, content) VALUES (?,?)", (rowid, content)
+            )
         conn.execute(
-            "INSERT INTO memories_trigram(rowid, content, original) VALUES (?,?,?)",
-            (rowid, content, original),
+            "INSERT INTO memories_original(rowid, original) VALUES (?,?)", (rowid, original)
         )
         conn.execute("INSERT INTO memories_words(rowid, content) VALUES (?,?)", (rowid, content))
         conn.executemany(

@@ -373,6 +373,27 @@ class VectorStore:
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
 
+    def _vectors_complete(self) -> bool:
+        """True when a vector sync would embed nothing: the stored vectors are this
+        embedder's and every memory and turn has one (cheap: no model is loaded)."""
+        with self._lock:
+            if self._meta("embedder_key") != _embedder_key(self.embedder):
+                return False
+            if self.embedder.name == "none":
+                return True
+            if not self._has_vec_table():
+                return False
+            if self._novec is not None:
+                missing = bool(self._novec)
+            else:
+                missing = self._conn.execute(
+                    "SELECT 1 FROM memories WHERE rowid NOT IN "
+                    "(SELECT rowid FROM memory_vectors) LIMIT 1"
+                ).fetchone() is not None
+            return not missing and self._conn.execute(
+                "SELECT 1 FROM turns WHERE vector IS NULL LIMIT 1"
+            ).fetchone() is None
+
     def _drop_vectors(self) -> None:
         self._novec = None
         self._conn.execute("DROP TABLE IF EXISTS memory_vectors")

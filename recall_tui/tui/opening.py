@@ -1,16 +1,17 @@
 """Opening the vault in the UI, progressively: the screen is up at once, the status line
 and the hits box say what is happening (reading, indexing the text, a bar while embedding),
 the engine answers as soon as the text is indexed, and the results update when the vectors
-arrive. The headless part (the staged index) is `recall_tui.tui.staged_open`.
+arrive. The headless part is the engine's `recall_tui.engine.opening.open_progressive` (its
+statuses arrive on the opening's own thread and hop to the UI's).
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from textual import work
 
+from recall_tui.engine.opening import OpenStatus
 from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import bar
@@ -20,61 +21,54 @@ class VaultOpening:
     """The RecallApp's opening worker and the handlers of its messages (a mixin: the state it
     reads and sets lives on the app)."""
 
-    @work(thread=True, exclusive=True, group="engine")
     def open_vault(self) -> None:
-        """Read the vault and open the engine, progressively: the UI is up from the start,
-        the status line and the hits box say what is happening, and when the index has
-        memories to embed the engine is handed over as soon as the text is indexed
+        """Open the vault with the engine's progressive open (`open_progressive`): the UI is
+        up from the start, the status line and the hits box say what is happening, and when
+        vectors remain to be made the engine is handed over as soon as the text is indexed
         (`EngineReady(vectors_pending=True)`; keyword, fuzzy and topic answer, the vector
         stage skips with `embedding n / N`), then `VectorsReady` when the vectors exist."""
-        from recall_tui.engine import Engine
-        from recall_tui.engine.config import load_preset
-        from recall_tui.index.embed import make_embedder
-        from recall_tui.tui.staged_open import open_staged
-        from recall_tui.vault.reader import read_vault
+        from recall_tui.engine.opening import VaultOpening as EngineOpening
 
-        t0 = time.perf_counter()
         if self._given_engine is not None:
-            engine = self._given_engine
-            self.post_message(EngineReady(engine, engine.vault, 0.0))
+            self._hand_over_given_engine()
             return
-
-        def phase(text: str, done: int = 0, total: int = 0) -> None:
-            self.call_from_thread(self._progress, text, done, total)
-
-        def progress(done: int, total: int, what: str) -> None:
-            phase(what, done, total)
-
         handed: list[Any] = []
-        try:
-            phase("reading the vault")
-            vault = read_vault(self.vault_path)
-            kind = self.embedder_kind
-            emb = make_embedder(kind)[0] if isinstance(kind, str) else kind
-            config = load_preset(self.request.preset, vault.root)
-            phase(f"indexing the text of {len(vault.memories):,} memories")
+        shown: list[tuple[str, int, int]] = []
 
-            def text_ready(index: Any) -> None:
-                engine = Engine(vault, index, config, preset=self.request.preset)
-                handed.append(engine)
-                self.post_message(EngineReady(engine, vault, (time.perf_counter() - t0) * 1000,
-                                              vectors_pending=True))
-
-            index = open_staged(vault, emb, progress=progress, text_ready=text_ready)
-        except Exception as exc:  # shown to the user, with the cause
-            if handed:
-                self.post_message(VectorsReady((time.perf_counter() - t0) * 1000,
-                                               f"{type(exc).__name__}: {exc}"))
+        def on_status(st: OpenStatus) -> None:  # on the opening's own thread
+            if st.usable and not handed and opening.engine is not None:
+                handed.append(opening.engine)
+                self.post_message(EngineReady(opening.engine, opening.engine.vault,
+                                              opening.first_usable_ms or st.elapsed_ms,
+                                              vectors_pending=opening.vectors_deferred))
+            if st.phase == "failed":
+                if handed:
+                    self.post_message(VectorsReady(st.elapsed_ms, st.error))
+                else:
+                    self.post_message(EngineFailed(f"{self.vault_path}: {st.error}"))
+            elif st.phase == "ready":
+                if opening.vectors_deferred:
+                    self.post_message(VectorsReady(st.elapsed_ms,
+                                                   opening.engine.index.report.embed_error))
             else:
-                self.post_message(EngineFailed(f"{self.vault_path}: {exc}"))
-            return
-        if handed:
-            handed[0].set_vault(vault, index)  # forget what was derived without vectors
-            self.post_message(VectorsReady((time.perf_counter() - t0) * 1000,
-                                           index.report.embed_error))
-        else:
-            engine = Engine(vault, index, config, preset=self.request.preset)
-            self.post_message(EngineReady(engine, vault, (time.perf_counter() - t0) * 1000))
+                # At most ~100 updates a phase: each one waits for the UI thread.
+                step = st.done * 100 // st.total if st.total else 0
+                if shown and shown[-1] == (st.phase, step, st.total) and st.done != st.total:
+                    return
+                shown.append((st.phase, step, st.total))
+                self.call_from_thread(self._progress, *_progress_args(st))
+
+        opening = EngineOpening(self.vault_path, preset=self.request.preset,
+                                embedder=self.embedder_kind, config=None, on_status=on_status,
+                                engine_kw={})
+        opening.start()
+
+    @work(thread=True, exclusive=True, group="engine")
+    def _hand_over_given_engine(self) -> None:
+        """An engine given to `make_app`: handed over from a worker, as the message arrives
+        after the first layout (the snapshots depend on that order)."""
+        engine = self._given_engine
+        self.post_message(EngineReady(engine, engine.vault, 0.0))
 
     def _progress(self, text: str, done: int = 0, total: int = 0) -> None:
         """Opening progress: a phase, or `embed` with counts (drawn as a bar)."""
@@ -160,3 +154,14 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
     """`done / total` as a bar of eighth blocks, padded to `width` cells."""
     filled = bar(done, total, width) if done else ""
     return filled + " " * (width - len(filled))
+
+
+def _progress_args(st: OpenStatus) -> tuple[str, int, int]:
+    """A status of the engine's open as `_progress` arguments."""
+    if st.phase == "embedding":
+        return "embed", st.done, st.total
+    if st.phase == "indexing":
+        return f"indexing the text of {st.total:,} memories", 0, 0
+    if st.phase == "reading":
+        return "reading the vault", st.done, st.total
+    return st.phase, 0, 0

@@ -47,6 +47,14 @@ def run(engine, st: RecallState) -> Out:
     if cfg.porter:
         take("porter", lambda: engine.index.fts_any(st.query.words, limit))
     if cfg.trigram and cfg.trigram_mode == "scan":
+        # The content trigram table is built on the first scan (it is not needed otherwise).
+        try:
+            built = engine.index.ensure_trigram(engine.vault)
+        except Exception as exc:
+            info.append(("trigram index", f"failed: {exc}"))
+        else:
+            if built is not None:
+                info.append(("trigram index", f"built now (first scan): {built:.0f} ms"))
         take("trigram", lambda: engine.index.fts_trigram(text, limit, column="content"))
     elif cfg.trigram:
         _corrected(engine, st, cfg, limit, info, take)

@@ -15,13 +15,14 @@ def query_vector(engine, st: RecallState):
     if "qvec" in st.extra:
         return st.extra["qvec"], st.extra.get("qvec_reason", "")
     vec, reason = None, ""
-    # An index still making its vectors (a progressive first open) says how far it got,
-    # e.g. `embedding 1,234 / 10,000`: the vector channels skip with that reason.
-    pending = getattr(engine.index, "vectors_pending", None)
+    # An index still making its vectors (a progressive open) says how far it got, e.g.
+    # `embedding 1,234 / 10,000`: every vector channel skips with that reason.
+    pending = getattr(engine.index, "embedding_progress", None)
+    state = pending() if pending is not None else None
     if engine.index is None:
         reason = "no index"
-    elif pending:
-        reason = str(pending)
+    elif state is not None:
+        reason = f"embedding {state[0]:,} / {state[1]:,}"
     elif st.query.empty:
         reason = "no query terms"
     else:
@@ -48,11 +49,7 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="disabled by the configuration")
     if "vector" in st.skip_channels:
         return Out(skipped=True, reason=st.skip_channels["vector"])
-    pending = getattr(engine.index, "embedding_progress", None)
-    state = pending() if pending is not None else None
-    if state is not None:  # a progressive open is still making the vectors
-        return Out(skipped=True, reason=f"embedding {state[0]:,} / {state[1]:,}")
-    vec, reason = query_vector(engine, st)
+    vec, reason = query_vector(engine, st)  # skipped while a progressive open embeds
     if vec is None:
         return Out(skipped=True, reason=reason)
     want = st.k * max(1, cfg.overfetch)
