@@ -14,15 +14,18 @@ import pytest
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
 from recall_tui.tui.views import VIEWS
-from tests.conftest import PINNED_NOW
+from tests.conftest import PINNED_NOW, _copy_sample_vault
 
 SIZES = ((80, 24), (100, 30), (160, 45), (200, 60))
 LAYOUT_VIEWS = [v for v in VIEWS if v.name in ("main", "stage")]
 
 
 @pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    return open_engine(session_vault_copy, preset="default", embedder="local")
+def engine(tmp_path_factory, prebuilt_index):
+    """A private copy of the sample vault, untouched by the hooks other tests run on the
+    session's shared copy (an active preset or agent log would change the status line)."""
+    root = _copy_sample_vault(tmp_path_factory.mktemp("layout") / "vault", prebuilt_index)
+    return open_engine(root, preset="default", embedder="local")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])

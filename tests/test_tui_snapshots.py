@@ -12,12 +12,15 @@ import pytest
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
 from recall_tui.tui.views import VIEWS
-from tests.conftest import PINNED_NOW
+from tests.conftest import PINNED_NOW, _copy_sample_vault
 
 
 @pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    return open_engine(session_vault_copy, preset="default", embedder="local")
+def engine(tmp_path_factory, prebuilt_index):
+    """A private copy of the sample vault: other tests run hooks on the session's shared copy,
+    and what they log would show up in the Agent pane's snapshot."""
+    root = _copy_sample_vault(tmp_path_factory.mktemp("snapshots") / "vault", prebuilt_index)
+    return open_engine(root, preset="default", embedder="local")
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=[v.name for v in VIEWS])

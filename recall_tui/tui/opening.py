@@ -113,10 +113,7 @@ class VaultOpening:
             self.status_text += f" in {message.elapsed_ms:.0f} ms"
         if message.vectors_pending and self.open_progress is None:
             self.open_progress = (0, 0)
-        index = message.engine.index
-        if index is not None and index.report.in_memory and index.report.location_note:
-            self.notify(index.report.location_note, title="index kept in memory",
-                        severity="warning", markup=False, timeout=20)
+        self._note_in_memory_index()
         self._hits_box_note()
         self.refresh_views()
         self.launch_recall()
@@ -141,9 +138,22 @@ class VaultOpening:
             self.status_text = "vectors ready"
             if not self.stable_timings:
                 self.status_text += f" in {message.elapsed_ms / 1000:.1f} s"
+        self._note_in_memory_index()
         self._hits_box_note()
         self.launch_recall()
         self.start_watching()
+
+    def _note_in_memory_index(self) -> None:
+        """Once per app: say that the index lives in memory for this run (its file could not
+        be written). The report says so once the index is open, which may be only when the
+        vectors are ready in a staged open."""
+        index = getattr(self.engine, "index", None)
+        if getattr(self, "_in_memory_noted", False) or index is None:
+            return
+        if index.report.in_memory and index.report.location_note:
+            self._in_memory_noted = True
+            self.notify(index.report.location_note, title="index kept in memory",
+                        severity="warning", markup=False, timeout=20)
 
 
 def progress_bar(done: int, total: int, width: int = 20) -> str:
