@@ -28,10 +28,18 @@ check: $(STAMP)
 index: $(STAMP)
 	$(BIN)/recall-tui index $(VAULT)
 
-eval: $(STAMP)
-	$(BIN)/recall-tui eval --vault $(VAULT) --queries $(VAULT)/golden.jsonl \
-	  --preset default --preset bastra --preset abmind --preset memoryvault \
+# Every preset on both judged vaults, per category, with the clock pinned and the local
+# embedder (docs/evaluation.md holds this output).
+EVAL_NOW ?= 2026-11-21T09:00:00Z
+EVAL_PRESETS := --preset default --preset bastra --preset abmind --preset memoryvault \
 	  --preset memoturn --preset memoria
+
+eval: $(STAMP)
+	@echo "# $$(date -u +%Y-%m-%dT%H:%MZ), load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	$(BIN)/recall-tui eval --vault sample-vault --queries sample-vault/golden.jsonl \
+	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
+	$(BIN)/recall-tui eval --vault sample-vault-chat --queries sample-vault-chat/questions.jsonl \
+	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
 
 bench: $(STAMP)
 	$(BIN)/recall-tui bench
