@@ -138,15 +138,15 @@ def test_four_prompts_at_once_on_a_fresh_vault(bare_vault_copy):
 def _stop_service(vault: Path) -> None:
     """End a service a hook started (by the pid in its lock file), so no test leaves one."""
     import signal
-    import time
+
+    from tests.waiting import wait_until_sync
 
     lock = vault / ".recall" / "serve.lock"
     from recall_tui.agent.client import is_starting_or_running
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def stopped() -> bool:
         if not is_starting_or_running(vault):
-            return
+            return True
         try:
             pid = int(lock.read_text().strip() or 0)
         except (OSError, ValueError):
@@ -156,7 +156,12 @@ def _stop_service(vault: Path) -> None:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-        time.sleep(0.2)
+        return False
+
+    try:
+        wait_until_sync(stopped, "the hook's service to stop", timeout=30, interval=0.2)
+    except AssertionError:
+        pass  # best effort: the service also exits by itself when idle
 
 
 def _write_memory(folder: Path, i: int, body: str) -> None:

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import apsw
@@ -20,6 +19,8 @@ from recall_tui.index.embed import make_embedder
 from recall_tui.index.store import EMBED_CHUNK, Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
+from tests.waiting import wait_until as wait_until_async
+from tests.waiting import wait_until_sync
 
 BIN = Path(sys.executable).with_name("recall-tui")
 #: Generous: two cores shared by many processes.
@@ -61,10 +62,7 @@ def count_rows(db: Path, table: str) -> int:
 
 
 def wait_until(pred, what: str, timeout: float = TIMEOUT, every: float = 0.01) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"gave up waiting ({timeout:.0f} s) for {what}"
-        time.sleep(every)
+    wait_until_sync(pred, what, timeout, interval=every)
 
 
 # ------------------------------------------------------------------ kill -9 while indexing
@@ -197,10 +195,8 @@ async def test_unwritable_recall_dir_the_tui_says_so_once_and_recalls(tmp_path, 
     root, _ = _no_writable_place(tmp_path, monkeypatch)
     app = make_app(root, now=PINNED_NOW, embedder="local")
     async with app.run_test(size=(120, 36)) as pilot:
-        deadline = time.monotonic() + TIMEOUT
-        while app.engine is None or app.recall_pending:
-            assert time.monotonic() < deadline, "the TUI never opened the vault"
-            await pilot.pause(0.05)
+        await wait_until_async(pilot, lambda: app.engine is not None and not app.recall_pending,
+                               "the TUI to open the vault", TIMEOUT)
         notes = [n for n in app._notifications if "kept in memory" in str(n.message)]
         assert len(notes) == 1, [str(n.message) for n in app._notifications]
         assert app.engine.index.report.in_memory

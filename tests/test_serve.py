@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,13 @@ import pytest
 from recall_tui.agent import client
 from recall_tui.agent.active import write_active
 from recall_tui.agent.log import read_agent_log
+from tests.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow  # each test starts a real service process
 
 
 def wait_for(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+    return wait_until_sync(cond, what, timeout, interval=0.1)
 
 
 @pytest.fixture()

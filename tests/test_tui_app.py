@@ -8,7 +8,6 @@ trace or the vault the engine produced, so a widget that drops or invents a valu
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -92,11 +91,9 @@ def screen_text(app: RecallApp) -> str:
 
 async def wait_for_text(pilot, app: RecallApp, needle: str, timeout: float = TIMEOUT) -> str:
     """Poll the screen until `needle` is on it (widgets like Markdown render asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while needle not in (text := screen_text(app)):
-        assert time.monotonic() < deadline, f"{needle!r} never appeared on screen:\n{text}"
-        await pilot.pause(0.02)
-    return text
+    await wait_until(pilot, lambda: needle in screen_text(app),
+                     f"{needle!r} on screen", timeout)
+    return screen_text(app)
 
 
 def cell_text(table: VimTable, row: int, column: str) -> str:

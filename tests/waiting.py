@@ -35,10 +35,17 @@ async def wait_until(pilot: Any, condition: Callable[[], Any], what: str,
 
 
 def wait_until_sync(condition: Callable[[], Any], what: str, timeout: float = TIMEOUT,
-                    interval: float = 0.05) -> None:
-    """The same, for tests that drive a real terminal (tmux) or another process."""
+                    interval: float = 0.05) -> Any:
+    """The same, for tests that drive a real terminal (tmux) or another process; returns what
+    the condition returned once it held."""
     deadline = time.monotonic() + timeout
-    while not _holds(condition):
+    while True:
+        try:
+            value = condition()
+        except Exception:
+            value = None
+        if value:
+            return value
         if time.monotonic() > deadline:
             condition()
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
