@@ -35,6 +35,9 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     if fuse_cfg.method == "linear":
         best = (f"the best possible fused score here (cosine 1 and every keyword term, "
                 f"linear {fuse_cfg.linear_similarity:g}/{fuse_cfg.linear_keyword:g})")
+    elif fuse_cfg.method == "convex":
+        best = ("the best possible fused score here (the best candidate of every channel that "
+                "ran, Σ w)")
     else:
         best = (f"the best possible fused score here (rank 1 in every channel that ran, "
                 f"Σ w/(k+1), RRF k={fuse_cfg.rrf_k})")
