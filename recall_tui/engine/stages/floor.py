@@ -2,8 +2,8 @@
 Never pads.
 
 Scales: `fusion_max` reports 100 x score / (the best fused score possible in this recall:
-rank 1 in every channel that ran, weights included; 1.0 = a+b in linear mode), so bastra's
-bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
+rank 1 in every channel that ran, weights included; a+b in linear mode; Σ w in convex mode),
+so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
 100 x score / the best hit's score; `raw` reports the boosted score itself.
 """
 

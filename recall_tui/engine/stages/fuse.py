@@ -1,4 +1,5 @@
-"""fuse: weighted reciprocal rank fusion, or MemoryVault's linear merge.
+"""fuse: weighted reciprocal rank fusion, a convex combination of min-max normalised scores, or
+MemoryVault's linear merge.
 
 RRF: `score = sum over channels of w_c / (rrf_k + rank_c)`.
 
@@ -65,27 +66,26 @@ def minmax(raw: float, lo: float, hi: float) -> float:
     return (raw - lo) / (hi - lo) if hi > lo else 1.0
 
 
-def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
-           weights: Mapping[str, float]) -> dict[str, tuple[float, list[ChannelScore]]]:
-    """Convex combination of min-max normalised scores (see the module doc)."""
-    out: dict[str, tuple[float, list[ChannelScore]]] = {}
-    for ch, rows in rankings.items():
-        w = weights.get(ch, 1.0)
-        hi = max((r[1] for r in rows), default=0.0)
-        lo = min((r[1] for r in rows), default=0.0)
-        for mid, raw, rank in rows:
-            c = w * minmax(raw, lo, hi)
-            score, parts = out.get(mid, (0.0, []))
-            parts.append(ChannelScore(ch, raw, rank, w, c))
-            out[mid] = (score + c, parts)
-    return out
-
-
 def ranges(rankings: Mapping[str, Sequence[tuple[str, float, int]]]) -> dict[str, tuple[float, float]]:
     """Each channel's (worst, best) raw score in this recall: the bounds convex fusion
     normalises by."""
     return {ch: (min(r[1] for r in rows), max(r[1] for r in rows))
             for ch, rows in rankings.items() if rows}
+
+
+def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
+           weights: Mapping[str, float]) -> dict[str, tuple[float, list[ChannelScore]]]:
+    """Convex combination of min-max normalised scores (see the module doc)."""
+    out: dict[str, tuple[float, list[ChannelScore]]] = {}
+    bounds = ranges(rankings)
+    for ch, rows in rankings.items():
+        w = weights.get(ch, 1.0)
+        for mid, raw, rank in rows:
+            c = w * minmax(raw, *bounds[ch])
+            score, parts = out.get(mid, (0.0, []))
+            parts.append(ChannelScore(ch, raw, rank, w, c))
+            out[mid] = (score + c, parts)
+    return out
 
 
 def formula(cfg, parts: Sequence[ChannelScore], score: float,
@@ -150,11 +150,11 @@ def run(engine, st: RecallState) -> Out:
     st.score = dict(st.fused)
     out = Out(info=[("method", cfg.method), ("channels", " ".join(rankings) or "(none)"),
                     ("fusion_max", f"{st.fusion_max:.6f}")])
-    if cfg.method == "rrf":
-        out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
-    elif cfg.method == "convex":
+    if cfg.method == "convex":
         out.info.insert(1, ("ranges", ", ".join(f"{ch} {lo:.4g}..{hi:.4g}" for ch, (lo, hi)
                                                 in (bounds or {}).items()) or "(none)"))
+    elif cfg.method != "linear":
+        out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
     for rank, mid in enumerate(order, 1):
         chs = "+".join(p.channel for p in st.channel_scores[mid])
         out.candidates.append(Candidate(mid, st.fused[mid], rank, chs))
