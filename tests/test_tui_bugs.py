@@ -199,8 +199,8 @@ async def test_7_delta_survives_the_rerun_after_a_recall_when_save(vault_copy):
     async with app.run_test(size=(140, 40)) as pilot:
         await query(pilot, app, QUERY)
         before = [h.id for h in app.trace.hits]
-        # the last hit: the phrase has room to lift it whatever the fusion (under convex
-        # fusion the third hit, already a strong keyword match, stays where it is)
+        # the last hit: under the default's convex fusion the phrase lifts it (the third hit,
+        # already a strong keyword match, stays where it is; the premise is checked below)
         last = len(before)
         target = before[-1]
         table = app.main().query_one(ResultsTable)
