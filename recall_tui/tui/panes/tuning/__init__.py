@@ -1,5 +1,5 @@
 """The tuning pane (`pane.TuningPane`), one module per tab: `knobs`, `side` (side by side),
-`golden`; `common` holds what they share. Importing from `recall_tui.tui.panes.tuning` keeps
+`golden`, `tune`; `common` holds what they share. Importing from `recall_tui.tui.panes.tuning` keeps
 working for every name the single module had.
 """
 

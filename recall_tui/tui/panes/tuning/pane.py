@@ -8,8 +8,11 @@ hit moved (`rank_deltas`, `diff_rankings`), `recall_tui.tuning.golden` scores th
 exclusive thread workers that pass their cancel flag down, so moving a knob again drops the
 run in flight.
 
-One module per tab (`knobs`, `side`, `golden`); this one lays the tabs out and holds what they
-share: the starting and the tuned configuration.
+The tune tab runs `recall-tui tune`'s cross-validated search (`recall_tui.tuning.tune`) in a
+worker and draws its `TuneResult`; one of its configurations can be put on the knobs.
+
+One module per tab (`knobs`, `side`, `golden`, `tune`); this one lays the tabs out and holds
+what they share: the starting and the tuned configuration.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ from recall_tui.engine.config import Config
 from recall_tui.tui.panes.tuning.golden import GoldenTab
 from recall_tui.tui.panes.tuning.knobs import KnobsTab
 from recall_tui.tui.panes.tuning.side import SideTab
+from recall_tui.tui.panes.tuning.tune import TUNE_CSS, TuneTab
 from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.vim import VimTable
 
 
-class TuningPane(KnobsTab, SideTab, GoldenTab):
+class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
     """Knobs (grouped by stage, editable), the hits with their rank change against the starting
-    configuration, a side-by-side view and the golden figures, in three tabs."""
+    configuration, a side-by-side view, the golden figures and the knob search, in four tabs."""
+
+    DEFAULT_CSS = TUNE_CSS
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tuning-tabs", initial="tune-knobs"):
@@ -53,6 +59,8 @@ class TuningPane(KnobsTab, SideTab, GoldenTab):
                             "its path, enter; empty + enter: the vault's golden.jsonl")
                 yield Static(id="golden-summary")
                 yield VimTable(id="golden-table", flex=("query",))
+            with TabPane("tune", id="tune-tune"), Vertical(id="tune-view"):
+                yield from self.compose_tune()
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -72,6 +80,7 @@ class TuningPane(KnobsTab, SideTab, GoldenTab):
         gt = self.query_one("#golden-table", VimTable)
         for label in ("line", "badge", "nDCG start→now", "recall", "unjudged", "query"):
             gt.add_column(label)
+        self.mount_tune()
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -93,6 +102,8 @@ class TuningPane(KnobsTab, SideTab, GoldenTab):
             self._fill_side_select()
         self.rerun()
         self.schedule_golden()
+        if self._tune_wanted:  # the tune key was pressed before the pane had its state
+            self.start_tune()
 
     def set_config(self, config: Config) -> None:
         """Make `config` the tuned configuration and re-run the query and the golden set."""
