@@ -279,7 +279,16 @@ class TuneTab(TuningBase):
         else:
             self.tune_state, self.tune_result = "done", result
             self._draw_tune()
+            if not self._tune_tab_visible():  # a long search: say it ended where the user is
+                key = self._keys().get("pane.tuning", "9")
+                self.app.notify(f"tune done ({result.evaluated} configurations run): the "
+                                f"Tuning pane ({key}), tune tab, shows the result", markup=False)
         self._draw_tune_status()
+
+    def _tune_tab_visible(self) -> bool:
+        main = self.recall_app.main()
+        return (main is not None and main.active_pane() == "tuning"
+                and self.query_one("#tuning-tabs", TabbedContent).active == "tune-tune")
 
     @on(Button.Pressed, "#tune-start")
     def _start_pressed(self, event: Button.Pressed) -> None:
