@@ -3,8 +3,8 @@
 The tune key (`T` by default) starts `recall_tui.tuning.tune.tune` on the vault open in the
 app and the queries file of the golden tab, from the knobs on screen, with the budget, folds
 and seed typed in the tab (`recall-tui tune`'s defaults). It runs in a thread worker; the tab
-shows its progress (the recalls done out of the total and what runs now: what the command's
-progress bar shows) and `escape` cancels it between two recalls. The result is drawn from the
+shows its progress (the recalls done out of the total and what runs now, the pool's query
+or the fold and configuration being tried: what the command's progress bar shows) and `escape` cancels it between two recalls. The result is drawn from the
 `TuneResult` alone, as the command prints it: the held-out figures per fold, the paired test
 against the base, the configuration chosen on all queries, and the best configurations tried;
 enter on one of them applies it to the knobs on screen (`S` then saves it as a preset).
