@@ -32,6 +32,15 @@ class GoldenTab(TuningBase):
 
     # --- golden ------------------------------------------------------------------------------------
 
+    def queries_file(self) -> Path:
+        """The judged queries the golden tab shows: the file loaded there, else the vault's
+        golden.jsonl (what the tune runs on, and where `J` writes)."""
+        if self.golden_source is not None:
+            return self.golden_source
+        engine = self.recall_app.engine
+        root = engine.vault.root if engine is not None else self.recall_app.vault_path
+        return Path(root) / "golden.jsonl"
+
     def schedule_golden(self, *, force: bool = False) -> None:
         """Re-score the golden set after a short pause (a burst of knob changes runs once)."""
         if force:
@@ -51,7 +60,7 @@ class GoldenTab(TuningBase):
             self.golden_busy = False
             return
         engine = app._engine_for(app.request.preset)
-        path = self.golden_source or Path(engine.vault.root) / "golden.jsonl"
+        path = self.queries_file()
         self.golden_path = path
         try:
             digest = file_hash(path)

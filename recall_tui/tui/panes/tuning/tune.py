@@ -157,15 +157,6 @@ class TuneTab(TuningBase):
 
     # --- starting, progress, cancelling -------------------------------------------------------
 
-    def queries_file(self) -> Path:
-        """The judged queries the golden tab shows: the file loaded there, else the vault's
-        golden.jsonl (what the tune runs on, and where `J` writes)."""
-        if self.golden_source is not None:
-            return self.golden_source
-        engine = self.recall_app.engine
-        root = engine.vault.root if engine is not None else self.recall_app.vault_path
-        return Path(root) / "golden.jsonl"
-
     def start_tune(self) -> None:
         """Start a tune with the tab's settings on the knobs on screen (the tune key, the
         start button). Says why when it cannot."""
@@ -187,7 +178,7 @@ class TuneTab(TuningBase):
         except ValueError as exc:
             self._tune_failed(str(exc))
             return
-        path = self.queries_file()
+        path = self.queries_file()  # the golden tab's file (GoldenTab.queries_file)
         try:
             queries = read_golden(path)
         except FileNotFoundError:
