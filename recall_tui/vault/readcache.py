@@ -28,7 +28,7 @@ import marshal
 import os
 import pickle
 import sys
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -41,7 +41,7 @@ from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 READER_VERSION = 1
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 2
+CODEC_VERSION = 3
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -68,6 +68,7 @@ _new = object.__new__
 
 
 _DT = "\x00datetime"
+_DAY = "\x00date"
 #: Strings up to this length are interned in the cache records (types, statuses, tags,
 #: entity names, frontmatter keys): 100k memories then share one object per distinct value.
 _INTERN_MAX = 40
@@ -90,11 +91,14 @@ def _share(v):
 
 
 def _pack_front(raw: dict) -> tuple[int, object]:
-    """The raw frontmatter, for marshal, with top-level datetimes (YAML's timestamps) tagged
-    as (_DT, isoformat) tuples (YAML never gives tuples); anything else marshal cannot hold
-    (a nested timestamp, a date) makes the whole mapping pickled."""
+    """The raw frontmatter, for marshal, with top-level datetimes and dates (YAML's
+    timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives tuples); anything
+    else marshal cannot hold (a nested timestamp) makes the whole mapping pickled (slower to
+    load: a fifth of the synthetic vault's records were, for a `valid_from` date)."""
     tagged = {
-        k: (_DT, v.isoformat()) if type(v) is datetime else v for k, v in raw.items()
+        k: (_DT, v.isoformat()) if type(v) is datetime
+        else (_DAY, v.isoformat()) if type(v) is date else v
+        for k, v in raw.items()
     }
     try:
         marshal.dumps(tagged)
@@ -107,8 +111,11 @@ def _unpack_front(kind: int, value) -> dict:
     if kind:
         return pickle.loads(value)
     for k, v in value.items():
-        if type(v) is tuple and v[0] == _DT:
-            value[k] = _fromiso(v[1])
+        if type(v) is tuple:
+            if v[0] == _DT:
+                value[k] = _fromiso(v[1])
+            elif v[0] == _DAY:
+                value[k] = _dayiso(v[1])
     return value
 
 
@@ -139,6 +146,7 @@ _DATE_IDX = frozenset(_IDX[name] for name in _DATES)
 _I_ROLE, _I_REL, _I_EDGES = _IDX["role"], _IDX["related_via"], _IDX["edges"]
 _I_FRONT, _I_EXTRA, _I_LINES = _IDX["frontmatter"], _IDX["extra"], _IDX["key_lines"]
 _fromiso = datetime.fromisoformat
+_dayiso = date.fromisoformat
 
 
 _LINES: dict[tuple, MappingProxyType] = {}
