@@ -314,6 +314,17 @@ class ReadCache:
         except apsw.Error:
             return {}
 
+    def rows(self):
+        """(rel, key, record bytes) of every cached record, one at a time (nothing on a
+        SQLite error: the reader then parses what it did not get)."""
+        try:
+            for rel, size, mtime, ctime, ino, blob in self._conn.execute(
+                "SELECT rel, size, mtime_ns, ctime_ns, ino, record FROM files"
+            ):
+                yield rel, (size, mtime, ctime, ino), blob
+        except apsw.Error:
+            return
+
     def records(self, rels: set[str]):
         """(rel, record bytes) of the cached records in `rels`, one at a time (a scan of the
         table: cheaper than a lookup per file when most files are wanted)."""

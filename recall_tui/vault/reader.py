@@ -144,22 +144,31 @@ def _cached_records(
     """The memory files' keys now, the decoded records of those whose key is unchanged
     (streamed from the cache: one record's bytes at a time are held), and the cached paths
     that are gone."""
-    known = rcache.keys()
     keys: dict[str, FileKey | None] = {}
+    stat = os.stat
     for f in files:
         if _is_memory_file(f.rel):
             try:
-                keys[f.rel] = file_key(os.stat(f.path))
+                keys[f.rel] = file_key(stat(f.path))
             except OSError:
                 keys[f.rel] = None
-    hits = {rel for rel, key in keys.items() if key is not None and known.get(rel) == key}
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
-    for rel, blob in rcache.records(hits):
-        try:
-            decoded[rel] = cache_loads(blob)
-        except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
-            pass
-    return keys, decoded, [rel for rel in known if rel not in keys]
+    gone: list[str] = []
+    # One scan of the table: each row's key compared with the file's, the record decoded
+    # when they agree (one record's bytes at a time are held).
+    for rel, key, blob in rcache.rows():
+        now = keys.get(rel, _GONE)
+        if now is _GONE:
+            gone.append(rel)
+        elif now == key:
+            try:
+                decoded[rel] = cache_loads(blob)
+            except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
+                pass
+    return keys, decoded, gone
+
+
+_GONE = object()
 
 
 def _is_memory_file(rel: str) -> bool:
@@ -402,7 +411,7 @@ def _parse_in_parallel(
     todo = [
         (f.rel, f.path)
         for f in files
-        if _is_memory_file(f.rel) and f.rel not in decoded
+        if f.rel not in decoded and _is_memory_file(f.rel)  # (a re-read: all in decoded)
         and (rcache is None or keys.get(f.rel) is not None)
     ]
     n = pool_size() if workers is None else workers
