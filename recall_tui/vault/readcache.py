@@ -28,6 +28,7 @@ import marshal
 import os
 import pickle
 import sys
+from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -41,7 +42,7 @@ from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 READER_VERSION = 1
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 3
+CODEC_VERSION = 4
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -90,6 +91,45 @@ def _share(v):
     return v
 
 
+class _LazyFront(Mapping):
+    """A memory's raw frontmatter from the reading cache, decoded on first use: a re-read of
+    100k memories then does not build 100k dicts that only a detail view or an export reads
+    (their decoding was a fifth of a re-read). Read-only like the `MappingProxyType` a parse
+    gives, and equal to it when the contents are."""
+
+    __slots__ = ("_kind", "_blob", "_raw")
+
+    def __init__(self, kind: int, blob: bytes):
+        self._kind, self._blob, self._raw = kind, blob, None
+
+    def _get(self) -> dict:
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = _unpack_front(self._kind, self._blob)
+            self._blob = b""
+        return raw
+
+    def __getitem__(self, key: str):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._get()
+
+    def __repr__(self) -> str:
+        return f"mappingproxy({self._get()!r})"
+
+    __hash__ = None  # type: ignore[assignment]  # as a mappingproxy of a dict
+
+
+_NO_EXTRA: MappingProxyType = MappingProxyType({})
+
+
 def _pack_front(raw: dict) -> tuple[int, object]:
     """The raw frontmatter, for marshal, with top-level datetimes and dates (YAML's
     timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives tuples); anything
@@ -101,15 +141,15 @@ def _pack_front(raw: dict) -> tuple[int, object]:
         for k, v in raw.items()
     }
     try:
-        marshal.dumps(tagged)
+        return 0, marshal.dumps(_share(tagged))
     except ValueError:
         return 1, pickle.dumps(raw, protocol=5)
-    return 0, tagged
 
 
-def _unpack_front(kind: int, value) -> dict:
+def _unpack_front(kind: int, blob: bytes) -> dict:
     if kind:
-        return pickle.loads(value)
+        return pickle.loads(blob)
+    value = marshal.loads(blob)
     for k, v in value.items():
         if type(v) is tuple:
             if v[0] == _DT:
@@ -171,11 +211,11 @@ def _compile_unpack():
     env: dict = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
-        "_unpack_front": _unpack_front, "_shared_lines": _shared_lines,
+        "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
     }
     lines = [
         "def _unpack_memory(t):",
-        f"    raw = _unpack_front(*t[{_I_FRONT}])",
+        f"    raw = _LazyFront(*t[{_I_FRONT}])",
         "    m = _new(Memory)",
     ]
     for i, name in enumerate(_MEMORY_FIELDS):
@@ -190,9 +230,9 @@ def _compile_unpack():
         elif i == _I_EDGES:
             v = f"tuple([Edge(*e) for e in {v}]) if {v} else ()"
         elif i == _I_FRONT:
-            v = "MappingProxyType(raw)"
-        elif i == _I_EXTRA:
-            v = f"MappingProxyType({{k: raw[k] for k in {v}}})"
+            v = "raw"
+        elif i == _I_EXTRA:  # unknown keys are rare: the frontmatter is decoded only for them
+            v = f"MappingProxyType({{k: raw[k] for k in {v}}}) if {v} else _NO_EXTRA"
         elif i == _I_LINES:
             v = f"_shared_lines({v})"
         lines.append(f"    _s{i}(m, {v})")
