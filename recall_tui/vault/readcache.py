@@ -104,9 +104,8 @@ class _LazyFront(Mapping):
 
     def _get(self) -> dict:
         raw = self._raw
-        if raw is None:
+        if raw is None:  # two threads may both decode: the same dict, either one is kept
             raw = self._raw = _unpack_front(self._kind, self._blob)
-            self._blob = b""
         return raw
 
     def __getitem__(self, key: str):
