@@ -69,20 +69,24 @@ def _word_features(word: str) -> dict[str, float]:
     return feats
 
 
-def features(text: str) -> dict[str, float]:
-    """The weighted features of `text`: its content words and the 3-grams inside them."""
-    out: dict[str, float] = {}
-    # Each distinct word once, in order of first use (a repeat would change nothing); a
-    # word's `w:` key never equals a 3-gram's `g:` key and 3-grams all weigh 1.0, so merging
-    # a word's features with `update` gives what setting them one by one gave, in that order.
+def _content_words(text: str) -> list[str]:
+    """The distinct content words of `text` (folded, function words left out), in order of
+    first use: a repeated word adds no feature."""
     folded = _fold(text)
     if folded.isascii():  # the same words as the pattern finds, by C string methods
         words = folded.translate(_ASCII_SEPARATORS).split()
     else:
         words = _WORD.findall(folded)
-    for word in dict.fromkeys(words):
-        if word not in _STOP:
-            out.update(_word_features(word))
+    return [w for w in dict.fromkeys(words) if w not in _STOP]
+
+
+def features(text: str) -> dict[str, float]:
+    """The weighted features of `text`: its content words and the 3-grams inside them."""
+    out: dict[str, float] = {}
+    # A word's `w:` key never equals a 3-gram's `g:` key and 3-grams all weigh 1.0, so
+    # merging a word's features with `update` gives what setting them one by one gave.
+    for word in _content_words(text):
+        out.update(_word_features(word))
     return out
 
 
@@ -116,25 +120,47 @@ def _digest(feature: str, nbytes: int) -> bytes:
     return digest
 
 
+#: By width, then by word: the digest of its `w:` feature and its 3-grams' digests by feature.
+_WORD_DIGESTS: dict[int, dict[str, tuple[bytes, dict[str, bytes]]]] = {}
+
+
+def _word_digests(word: str, nbytes: int) -> tuple[bytes, dict[str, bytes]]:
+    cache = _WORD_DIGESTS.setdefault(nbytes, {})
+    entry = cache.get(word)
+    if entry is None:
+        grams = {f: _digest(f, nbytes) for f in _word_features(word) if f[0] == "g"}
+        if len(cache) >= _WORD_FEATURES_MAX:
+            cache.clear()
+        entry = cache[word] = (_digest("w:" + word, nbytes), grams)
+    return entry
+
+
 def signature(text: str, bits: int = BITS) -> int:
     """The SimHash of `text` as a `bits`-bit integer (0 for a text with no content words)."""
-    feats = features(text)
-    if not feats:
+    words = _content_words(text)
+    if not words:
         return 0
     nbytes = (bits + 7) // 8
-    cache = _DIGESTS.setdefault(nbytes, {})
-    get = cache.get
-    blobs = [get(f) for f in feats]
-    if None in blobs:
-        blobs = [b if b is not None else _digest(f, nbytes) for f, b in zip(feats, blobs, strict=True)]
+    # The features of `features(text)`, words first and then the distinct 3-grams: the same
+    # set with the same weights, in another order (the votes are sums of small integers, so
+    # the order changes nothing).
+    word_blobs: list[bytes] = []
+    gram_blobs: dict[str, bytes] = {}
+    for word in words:
+        wd, gd = _word_digests(word, nbytes)
+        word_blobs.append(wd)
+        gram_blobs.update(gd)
+    blobs = word_blobs + list(gram_blobs.values())
+    n = len(blobs)
     raw = np.frombuffer(b"".join(blobs), dtype=np.uint8)
     # Bit i of the little-endian hash integer is bit i % 8 of byte i // 8.
     if nbytes * 8 == bits:  # one flat unpack (several times faster than along an axis)
-        hbits = np.unpackbits(raw, bitorder="little").reshape(len(feats), bits)
+        hbits = np.unpackbits(raw, bitorder="little").reshape(n, bits)
     else:
-        hbits = np.unpackbits(raw.reshape(len(feats), nbytes), axis=1, bitorder="little")
+        hbits = np.unpackbits(raw.reshape(n, nbytes), axis=1, bitorder="little")
         hbits = hbits[:, :bits]
-    weights = np.fromiter(feats.values(), dtype=np.float32, count=len(feats))
+    weights = np.ones(n, dtype=np.float32)
+    weights[: len(word_blobs)] = WORD_WEIGHT
     # The vote on bit j is sum_f w_f * (2 * b_fj - 1) = 2 * (w @ b)_j - sum(w). The weights
     # are small integers (2 and 1) and a text under the 1 MiB file limit has far fewer than
     # 2**22 features, so every partial sum is an integer float32 holds exactly: the sign is
