@@ -20,7 +20,13 @@ import sqlite_vec
 from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: What changed in each version, said when an older file is rebuilt.
+SCHEMA_CHANGES = {
+    2: "the memories table no longer stores texts; embed_cache became a rowid table",
+    3: "the content trigram table is built on first need",
+    4: "each vector is stored once (embed_cache keeps only vectors no memory or turn has)",
+}
 #: How long a write waits for another process's write transaction before giving up (ms). Write
 #: transactions are short (embedding runs outside them), so this is only reached when something
 #: is badly stuck; waiting long beats failing with "database is locked".
@@ -173,7 +179,7 @@ def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
         if row is None:
             return "no schema_version in meta"
         if str(row[0]) != str(SCHEMA_VERSION):
-            return f"schema version {row[0]}, this recall-tui uses {SCHEMA_VERSION}"
+            return _version_reason(str(row[0]))
         if size <= QUICK_CHECK_MAX_BYTES:
             check = conn.execute("PRAGMA quick_check(1)").fetchone()
             if not check or check[0] != "ok":
@@ -183,6 +189,17 @@ def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
     except apsw.Error as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _version_reason(found: str) -> str:
+    """Why a file of schema version `found` is rebuilt: the versions apart and what changed."""
+    why = f"schema version {found}, this recall-tui uses {SCHEMA_VERSION}"
+    if found.isdigit() and int(found) < SCHEMA_VERSION:
+        changes = [SCHEMA_CHANGES[v] for v in range(int(found) + 1, SCHEMA_VERSION + 1)
+                   if v in SCHEMA_CHANGES]
+        if changes:
+            why += " (" + "; ".join(changes) + ")"
+    return why
 
 
 def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
@@ -230,6 +247,7 @@ CREATE TABLE memories(
     scope TEXT NOT NULL,
     topic_key TEXT NOT NULL
 );
+CREATE INDEX memories_embed ON memories(embed_hash);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2');

@@ -14,7 +14,8 @@ extension on every platform. Headless: no textual, no rich.
 `Index` is put together here from the parts in its sibling modules: `schema.py` (the file,
 its schema and version, opening and checking it), `sync.py` (incremental update,
 `IndexReport`), `fts.py` (FTS5 porter and trigram search, the in-memory bm25) and
-`vectors.py` (sqlite-vec, the numpy kNN, the embedding cache), `stats.py` (recall statistics)
+`vectors.py` (sqlite-vec, the numpy kNN), `vector_sync.py` (filling the vectors, each stored
+once, the embedding cache), `stats.py` (recall statistics)
 and `sharing.py` (rebuild in place, noticing other processes' writes). This module keeps
 opening (and the in-memory fallback), the meta table, the caches, signatures and edges, and
 re-exports the parts' public names, so `from recall_tui.index.store import ...` keeps working.
@@ -79,12 +80,11 @@ from recall_tui.index.sync import (
     trigram_content,
 )
 from recall_tui.index.trigram_build import TrigramBuild
+from recall_tui.index.vector_sync import EMBED_CHUNK, VectorSync, _embedder_key
 from recall_tui.index.vectors import (
-    EMBED_CHUNK,
     NUMPY_KNN_MAX_BYTES,
     QUERY_CACHE_SIZE,
     VectorStore,
-    _embedder_key,
     knn_like_sqlite_vec,
 )
 from recall_tui.vault.model import Memory, Vault
@@ -121,7 +121,8 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(FtsSearch, VectorStore, IndexSync, TrigramBuild, SharedFile, RecallStatsStore):
+class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedFile,
+            RecallStatsStore):
     """An open index. Use `Index.open`; every public method is safe to call from any thread."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
