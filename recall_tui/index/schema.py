@@ -219,9 +219,36 @@ def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
     if why is None:
         return conn, None
     if conn is not None:
+        _keep_old_cache(conn, path)
         conn.close()
     remove_index_files(path)
     return None, why
+
+
+def previous_cache_path(path: Path) -> Path:
+    """Where an older index's embedding cache waits for the rebuild that replaces it."""
+    return Path(str(path) + ".previous-cache")
+
+
+def _keep_old_cache(conn: apsw.Connection, path: Path) -> None:
+    """Before an index of an older schema version (2 or 3: their `embed_cache` held every
+    vector ever made) is deleted, copy its embedding cache to `previous_cache_path`, so the
+    rebuild takes the vectors from it instead of embedding every text again
+    (`Index._adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or str(row[0]) not in ("2", "3"):
+            return
+        keep = previous_cache_path(path)
+        remove_index_files(keep)
+        conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
+        try:
+            conn.execute("CREATE TABLE keep.embed_cache AS SELECT model, text_hash, dim, vector"
+                         " FROM main.embed_cache")
+        finally:
+            conn.execute("DETACH DATABASE keep")
+    except apsw.Error:
+        remove_index_files(previous_cache_path(path))
 
 
 def remove_index_files(path: Path) -> None:
@@ -281,6 +308,7 @@ CREATE TABLE turns(
     row_hash TEXT NOT NULL,
     text_hash TEXT NOT NULL,
     vector BLOB);
+CREATE INDEX turns_text ON turns(text_hash);
 CREATE TABLE signatures(id TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE recall_stats(
     id TEXT PRIMARY KEY, count INTEGER NOT NULL, last_recalled TEXT, times TEXT NOT NULL

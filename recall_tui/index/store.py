@@ -63,6 +63,7 @@ from recall_tui.index.schema import (
     _validate,
     default_index_path,
     memory_fallback_note,
+    previous_cache_path,
     remove_index_files,
     resolve_index_path,
     write_txn,
@@ -266,6 +267,7 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
                 idx._defer_vectors = defer_vectors
                 if fresh:
                     idx._create_schema()
+                    idx._adopt_previous_cache(previous_cache_path(target))
                 clear = None
                 if rebuild and not fresh:
                     clear = "all" if drop_cache else "index"
@@ -362,6 +364,25 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
             self._conn.execute(_SCHEMA)
             now = _now_iso()
             self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
+
+    def _adopt_previous_cache(self, keep: Path) -> None:
+        """A new file replacing an older schema's: take the old embedding cache (see
+        `schema._keep_old_cache`) into this one, then delete it; the sync that follows moves
+        each vector onto its memory (so an upgrade embeds nothing already embedded)."""
+        if not keep.exists():
+            return
+        try:
+            self._conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
+            try:
+                with write_txn(self._conn):
+                    self._conn.execute(
+                        "INSERT OR IGNORE INTO embed_cache(model, text_hash, dim, vector)"
+                        " SELECT model, text_hash, dim, vector FROM keep.embed_cache")
+            finally:
+                self._conn.execute("DETACH DATABASE keep")
+        except apsw.Error:
+            pass  # only a cache: the sync embeds what it lacks
+        remove_index_files(keep)
 
     # ------------------------------------------------------------------ meta
 

@@ -51,6 +51,15 @@ _PARK_TURN = (
 )
 
 
+# A text another memory or turn still holds a vector of is not parked (it would be stored twice).
+_HELD_ELSEWHERE = (
+    "EXISTS (SELECT 1 FROM memories o JOIN memory_vectors_rowids r ON r.rowid = o.rowid"
+    " WHERE o.embed_hash = {h} AND o.rowid != {mem})"
+    " OR EXISTS (SELECT 1 FROM turns t WHERE t.text_hash = {h} AND t.vector IS NOT NULL"
+    " AND t.rowid != {turn})"
+)
+
+
 class VectorSync:
     """The vector filling half of `Index` (a mixin: it uses the Index's connection, lock,
     meta and caches)."""
@@ -61,11 +70,18 @@ class VectorSync:
         """Inside a write transaction, before memory `rowid` loses its vector row: keep the
         vector in the embedding cache (its text may come back, or another memory have it)."""
         if self._has_vec_table():
-            self._conn.execute(_PARK_MEMORY + " WHERE m.rowid = ?", (rowid,))
+            held = _HELD_ELSEWHERE.format(h="m.embed_hash", mem="m.rowid", turn="-1")
+            self._conn.execute(_PARK_MEMORY + f" WHERE m.rowid = ? AND NOT ({held})", (rowid,))
 
     def park_turn_vectors(self, rowids: list[int]) -> None:
         """Inside a write transaction, before turns `rowids` are deleted: cache their vectors."""
-        self._conn.executemany(_PARK_TURN + " AND rowid = ?", [(r,) for r in rowids])
+        if not rowids:
+            return
+        held = _HELD_ELSEWHERE.format(h="turns.text_hash", mem="-1", turn="turns.rowid")
+        if not self._has_vec_table():
+            held = held.split(" OR ", 1)[1]
+        self._conn.executemany(_PARK_TURN + f" AND rowid = ? AND NOT ({held})",
+                               [(r,) for r in rowids])
 
     def park_all_vectors(self) -> None:
         """Inside a write transaction, before every vector row is dropped (a rebuild, another
@@ -289,7 +305,8 @@ class VectorSync:
     ) -> set[str] | None:
         """Commit one chunk of new vectors (by text hash) onto the memories and turns that
         still need exactly those texts; a vector no row takes (its memory was edited or
-        deleted meanwhile) goes to the cache, so the work is kept. None when the index no
+        deleted meanwhile) goes to the cache, so the work is kept, unless another row holds
+        that text's vector already (another process embedded it too). None when the index no
         longer holds vectors of this embedder (another process switched or rebuilt), and
         nothing was written."""
         if not vecs:
@@ -300,10 +317,11 @@ class VectorSync:
                 return None
             blobs = {h: v.tobytes() for h, v in vecs.items()}
             taken = self._place(key, blobs, wanted)
+            held = _HELD_ELSEWHERE.format(h="?1", mem="-1", turn="-1")
             conn.executemany(
                 "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
-                " VALUES (?,?,?,?)",
-                [(key, h, dim, b) for h, b in blobs.items() if h not in taken],
+                f" SELECT ?2, ?1, ?3, ?4 WHERE NOT ({held})",
+                [(h, key, dim, b) for h, b in blobs.items() if h not in taken],
             )
         return taken
 
