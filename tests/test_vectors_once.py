@@ -58,6 +58,15 @@ def assert_once(s: dict) -> None:
     assert not s["cache"] & s["hashes"], "a vector stored twice: on its row and in the cache"
 
 
+def built_small(tmp_path: Path, embedder):
+    """A small vault indexed once: (its folder, where its vectors are, its first memory)."""
+    root = small_vault(tmp_path / "v")
+    vault = read_vault(root)
+    with Index.open(vault, embedder) as idx:
+        before = stored(idx)
+    return root, before, sorted(vault.memories.values(), key=lambda m: m.path)[0]
+
+
 def edit_body(path: Path, new: str) -> str:
     old = path.read_text(encoding="utf-8")
     path.write_text(old.rstrip("\n") + f"\n\n{new}\n", encoding="utf-8")
@@ -74,11 +83,7 @@ def test_a_first_build_stores_each_vector_once(tmp_path, embedder):
 
 
 def test_an_edit_parks_the_old_vector_and_editing_back_takes_it_out(tmp_path, embedder):
-    root = small_vault(tmp_path / "v")
-    vault = read_vault(root)
-    with Index.open(vault, embedder) as idx:
-        before = stored(idx)
-    m = sorted(vault.memories.values(), key=lambda m: m.path)[0]
+    root, before, m = built_small(tmp_path, embedder)
     original = edit_body(root / m.path, "An added line that changes what the memory says.")
     with Index.open(read_vault(root), embedder) as idx:
         assert idx.report.updated == 1 and idx.report.embedded == 1
@@ -101,11 +106,7 @@ def test_an_edit_parks_the_old_vector_and_editing_back_takes_it_out(tmp_path, em
 
 
 def test_a_deleted_memory_parks_its_vector_and_a_copy_of_it_reuses_it(tmp_path, embedder):
-    root = small_vault(tmp_path / "v")
-    vault = read_vault(root)
-    with Index.open(vault, embedder) as idx:
-        before = stored(idx)
-    m = sorted(vault.memories.values(), key=lambda m: m.path)[0]
+    root, before, m = built_small(tmp_path, embedder)
     src = (root / m.path).read_text(encoding="utf-8")
     (root / m.path).unlink()
     with Index.open(read_vault(root), embedder) as idx:
@@ -122,11 +123,7 @@ def test_a_deleted_memory_parks_its_vector_and_a_copy_of_it_reuses_it(tmp_path, 
 
 
 def test_two_memories_with_one_text_share_no_cache_row_and_embed_it_once(tmp_path, embedder):
-    root = small_vault(tmp_path / "v")
-    vault = read_vault(root)
-    with Index.open(vault, embedder) as idx:
-        before = stored(idx)
-    m = sorted(vault.memories.values(), key=lambda m: m.path)[0]
+    root, before, m = built_small(tmp_path, embedder)
     text = (root / m.path).read_text(encoding="utf-8")
     twin = root / "twin" / Path(m.path).name
     twin.parent.mkdir()
@@ -221,8 +218,9 @@ def test_an_index_of_schema_3_is_rebuilt_with_the_reason_and_keeps_its_vectors(
 
 
 def test_two_writers_at_once_keep_each_vector_once_and_on_its_text(tmp_path, embedder):
-    """Two connections (each its own `Index`, as two processes would) sync edits and a rebuild
-    of one file at the same time; afterwards every memory's vector is its text's."""
+    """Two connections (each its own `Index`, as two processes would) sync edits, and a third
+    rebuilds, one file at the same time; afterwards every memory's vector is its text's and
+    none is stored twice."""
     root = small_vault(tmp_path / "v")
     db = root / ".recall" / "index.sqlite"
     with Index.open(read_vault(root), embedder):
@@ -243,11 +241,14 @@ def test_two_writers_at_once_keep_each_vector_once_and_on_its_text(tmp_path, emb
             for m in mems[round_ * 3 : round_ * 3 + 3]:
                 edit_body(root / m.path, f"Round {round_} says something new about {m.id}.")
             vault = read_vault(root)
+            other = (
+                # Round 1: a third connection rebuilds the file, as `index --rebuild` would.
+                (lambda v=vault: Index.open(v, embedder, path=db, rebuild=True).close())
+                if round_ == 1 else (lambda v=vault: b.update_files(v))
+            )
             jobs = [
-                threading.Thread(target=run, args=(lambda: a.update_files(vault),)),
-                threading.Thread(target=run, args=(
-                    (lambda: b._sync(vault, None, 0.0, clear="index")) if round_ == 1
-                    else (lambda: b.update_files(vault)),)),
+                threading.Thread(target=run, args=(lambda v=vault: a.update_files(v),)),
+                threading.Thread(target=run, args=(other,)),
             ]
             for j in jobs:
                 j.start()
