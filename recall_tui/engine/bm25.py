@@ -18,6 +18,8 @@ import numpy as np
 from recall_tui.engine.text import analyze
 from recall_tui.vault.model import Memory
 
+#: Postings turned into contributions per block while building (bounds the temporaries).
+POSTINGS_BLOCK = 1 << 18
 #: Keyword fields, in the order the trace lists them.
 FIELDS: tuple[str, ...] = ("recall_when", "title", "tags", "keywords", "summary", "topic_path", "body")
 
@@ -93,14 +95,23 @@ class FieldBM25:
         if self.avgdl > 0 and len(terms):
             norm = k1 * (1 - b + b * self.doc_len / self.avgdl)
             order = np.argsort(terms, kind="stable")
-            docs_sorted = np.frombuffer(d_ids, dtype=np.intc)[order]
-            tf = np.frombuffer(tfs, dtype=np.intc)[order].astype(np.float64)
+            docs_all = np.frombuffer(d_ids, dtype=np.intc)
+            tfs_all = np.frombuffer(tfs, dtype=np.intc)
             idf_arr = np.array([self.idf[w] for w in vocab], dtype=np.float64)
-            # The same operations, in the same order, as rank_bm25's per-document loop.
-            self.post_contrib = idf_arr[terms[order]] * (
-                (tf * (k1 + 1)) / (tf + norm[docs_sorted])
-            )
-            self.post_docs = docs_sorted.astype(np.int32)
+            self.post_contrib = np.empty(len(order), dtype=np.float64)
+            self.post_docs = np.empty(len(order), dtype=np.int32)
+            # In blocks of postings, each element computed alone: the same doubles as one
+            # whole-array expression, without its half-dozen temporaries the size of every
+            # posting of the field (~40 MB each for the body at 100k memories).
+            for lo in range(0, len(order), POSTINGS_BLOCK):
+                o = order[lo : lo + POSTINGS_BLOCK]
+                docs_sorted = docs_all[o]
+                tf = tfs_all[o].astype(np.float64)
+                # The same operations, in the same order, as rank_bm25's per-document loop.
+                self.post_contrib[lo : lo + POSTINGS_BLOCK] = idf_arr[terms[o]] * (
+                    (tf * (k1 + 1)) / (tf + norm[docs_sorted])
+                )
+                self.post_docs[lo : lo + POSTINGS_BLOCK] = docs_sorted
             end = np.cumsum(df).tolist()
             for w, tid in vocab.items():
                 self.span[w] = (end[tid] - df[tid], end[tid])
