@@ -365,25 +365,6 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
             now = _now_iso()
             self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
 
-    def _adopt_previous_cache(self, keep: Path) -> None:
-        """A new file replacing an older schema's: take the old embedding cache (see
-        `schema._keep_old_cache`) into this one, then delete it; the sync that follows moves
-        each vector onto its memory (so an upgrade embeds nothing already embedded)."""
-        if not keep.exists():
-            return
-        try:
-            self._conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
-            try:
-                with write_txn(self._conn):
-                    self._conn.execute(
-                        "INSERT OR IGNORE INTO embed_cache(model, text_hash, dim, vector)"
-                        " SELECT model, text_hash, dim, vector FROM keep.embed_cache")
-            finally:
-                self._conn.execute("DETACH DATABASE keep")
-        except apsw.Error:
-            pass  # only a cache: the sync embeds what it lacks
-        remove_index_files(keep)
-
     # ------------------------------------------------------------------ meta
 
     def _meta(self, key: str) -> str | None:

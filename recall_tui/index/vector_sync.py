@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import apsw
 import numpy as np
 
 from recall_tui.index.embed import Embedder, EmbedderUnavailable
-from recall_tui.index.schema import write_txn
+from recall_tui.index.schema import remove_index_files, write_txn
 from recall_tui.index.sync import Progress, _sha, embed_text
 from recall_tui.vault.model import Vault
 
@@ -98,6 +100,25 @@ class VectorSync:
         ).fetchall())
         key, dim = rows.get("embedder_key") or "", int(rows.get("embedder_dim") or 0)
         return (key, dim) if key and dim > 0 else None
+
+    def _adopt_previous_cache(self, keep: Path) -> None:
+        """A new file replacing an older schema's: take the old embedding cache (see
+        `schema._keep_old_cache`) into this one, then delete it; the sync that follows moves
+        each vector onto its memory (so an upgrade embeds nothing already embedded)."""
+        if not keep.exists():
+            return
+        try:
+            self._conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
+            try:
+                with write_txn(self._conn):
+                    self._conn.execute(
+                        "INSERT OR IGNORE INTO embed_cache(model, text_hash, dim, vector)"
+                        " SELECT model, text_hash, dim, vector FROM keep.embed_cache")
+            finally:
+                self._conn.execute("DETACH DATABASE keep")
+        except apsw.Error:
+            pass  # only a cache: the sync embeds what it lacks
+        remove_index_files(keep)
 
     # ------------------------------------------------------------------ the sync
 
