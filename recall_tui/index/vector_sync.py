@@ -41,15 +41,18 @@ TAKE_BATCH = 500
 # from a cache: another process may have switched it since this one last looked).
 _OWNER_KEY = "(SELECT value FROM meta WHERE key='embedder_key')"
 _OWNER_DIM = "(SELECT CAST(value AS INTEGER) FROM meta WHERE key='embedder_dim')"
+# Vectors are parked only while meta names the embedder that made them (always the case when
+# a vector exists; the guard keeps a NULL model out of the cache if it ever were not).
+_OWNED = f"{_OWNER_KEY} <> '' AND {_OWNER_DIM} > 0"
 _PARK_MEMORY = (
     "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
     f" SELECT {_OWNER_KEY}, m.embed_hash, {_OWNER_DIM}, v.embedding"
-    " FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid"
+    f" FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid WHERE {_OWNED}"
 )
 _PARK_TURN = (
     "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
     f" SELECT {_OWNER_KEY}, text_hash, {_OWNER_DIM}, vector FROM turns"
-    " WHERE vector IS NOT NULL"
+    f" WHERE vector IS NOT NULL AND {_OWNED}"
 )
 
 
@@ -73,7 +76,7 @@ class VectorSync:
         vector in the embedding cache (its text may come back, or another memory have it)."""
         if self._has_vec_table():
             held = _HELD_ELSEWHERE.format(h="m.embed_hash", mem="m.rowid", turn="-1")
-            self._conn.execute(_PARK_MEMORY + f" WHERE m.rowid = ? AND NOT ({held})", (rowid,))
+            self._conn.execute(_PARK_MEMORY + f" AND m.rowid = ? AND NOT ({held})", (rowid,))
 
     def park_turn_vectors(self, rowids: list[int]) -> None:
         """Inside a write transaction, before turns `rowids` are deleted: cache their vectors."""
