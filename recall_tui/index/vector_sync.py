@@ -178,7 +178,7 @@ class VectorSync:
             # Only ids and hashes (and the path to rebuild a memory's text from): no texts.
             if self._novec is None:
                 need_mem_rows = conn.execute(
-                    "SELECT rowid, embed_hash, path FROM memories WHERE rowid NOT IN "
+                    "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid NOT IN "
                     "(SELECT rowid FROM memory_vectors)"
                 ).fetchall()
             else:
@@ -189,7 +189,7 @@ class VectorSync:
                 for i in range(0, len(todo_rows), TAKE_BATCH):
                     part = todo_rows[i : i + TAKE_BATCH]
                     need_mem_rows += conn.execute(
-                        "SELECT rowid, embed_hash, path FROM memories WHERE rowid IN "
+                        "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid IN "
                         f"({','.join('?' * len(part))})",
                         part,
                     ).fetchall()
@@ -203,10 +203,11 @@ class VectorSync:
         # The rowids that need each text (memories, turns): a vector is written only onto a
         # row that still needs exactly that text (checked again inside each write).
         wanted: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
-        source: dict[str, str] = {}  # text hash -> a memory path to rebuild the text from
-        for rowid, h, path in need_mem_rows:
+        # text hash -> the (id, path) of a memory to rebuild the text from
+        source: dict[str, tuple[str, str]] = {}
+        for rowid, h, mid, path in need_mem_rows:
             wanted[0].setdefault(h, []).append(rowid)
-            source.setdefault(h, path)
+            source.setdefault(h, (mid, path))
         for rowid, h in need_turns:
             wanted[1].setdefault(h, []).append(rowid)
         del need_mem_rows
@@ -263,17 +264,17 @@ class VectorSync:
         ).fetchone()[0]
 
     def _texts(
-        self, vault: Vault, hashes: list[str], source: dict[str, str],
+        self, vault: Vault, hashes: list[str], source: dict[str, tuple[str, str]],
         turn_rows: dict[str, list[int]],
     ) -> Iterator[tuple[str, str]]:
         """(hash, text) for each of `hashes` whose text is still what the row was indexed
-        with, built one at a time: a memory's from the memory now at its row's path, a turn's
-        read back from its row."""
-        by_path = {m.path: m for m in vault.memories.values()} if source else {}
+        with, built one at a time: a memory's from the vault's memory of the row's id and
+        path, a turn's read back from its row."""
         for h in hashes:
             text = None
-            m = by_path.get(source.get(h, ""))
-            if m is not None:
+            mid, path = source.get(h, ("", ""))
+            m = vault.memories.get(mid)
+            if m is not None and m.path == path:
                 text = embed_text(m)
             elif h in turn_rows:
                 with self._lock:
