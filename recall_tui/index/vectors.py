@@ -7,6 +7,7 @@ exactly as sqlite-vec's cosine kNN does. Filling the vectors is `vector_sync.py`
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,15 +58,25 @@ class VectorStore:
         offset first (its `min_idx` keeps the last of equal distances)."""
         if self._vec_ties is None:
             self.vectors()
-            place = {
-                r: (c << 20) - o
-                for r, c, o in self._conn.execute(
-                    "SELECT rowid, chunk_id, chunk_offset FROM memory_vectors_rowids"
-                )
-            }
-            self._vec_ties = np.array(
-                [place.get(r, r) for r in self._vec_rowids.tolist()], dtype=np.int64
-            )
+            # Into arrays as the rows come (no dict of every rowid): sorted by rowid, then
+            # each vector's rowid is looked up by binary search; a rowid the shadow table
+            # lacks keeps itself as its key.
+            n = len(self._vec_rowids)
+            rowids = np.empty(n, dtype=np.int64)
+            keys = np.empty(n, dtype=np.int64)
+            i = 0
+            for r, c, o in self._conn.execute(
+                "SELECT rowid, chunk_id, chunk_offset FROM memory_vectors_rowids ORDER BY rowid"
+            ):
+                if i == len(rowids):
+                    rowids = np.concatenate([rowids, np.empty(max(n, 1), np.int64)])
+                    keys = np.concatenate([keys, np.empty(max(n, 1), np.int64)])
+                rowids[i], keys[i] = r, (c << 20) - o
+                i += 1
+            rowids, keys = rowids[:i], keys[:i]
+            at = np.minimum(np.searchsorted(rowids, self._vec_rowids), max(i - 1, 0))
+            found = (rowids[at] == self._vec_rowids) if i else np.zeros(n, dtype=bool)
+            self._vec_ties = np.where(found, keys[at] if i else 0, self._vec_rowids)
         return self._vec_ties
 
     def _sqmag(self) -> np.ndarray:
@@ -153,7 +164,7 @@ class VectorStore:
                             n = len(mat)
                         mat[i] = np.frombuffer(blob, dtype=np.float32)
                         rowids[i] = rowid
-                        ids.append(mid)
+                        ids.append(sys.intern(mid))  # the Vault's own id string when interned
                         i += 1
                     mat = mat[:i]
                     mat.setflags(write=False)
