@@ -50,9 +50,10 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
     screen has processed the refresh that draws it, and split into phases (`_Clock`). In the
     `burst` pass the keys of each query arrive every `BURST_INTERVAL_MS` regardless, and the
     time runs from the last key to the paint of the final text; it also counts the recall
-    threads started. The driver is headless, so the time to emit the frame to a real
-    terminal is not included; everything before it (engine, worker thread, message, widget
-    updates, layout and compositing) is.
+    threads started. The driver is headless: each frame is still turned into the terminal
+    output a real driver would write (`_write_frames`), only the write itself is left out;
+    everything before it (engine, worker thread, message, widget updates, layout,
+    compositing, the frame's escape sequences) is included.
     """
     bad = [m for m in modes if m not in MODES]
     if bad:
@@ -121,7 +122,8 @@ class _Clock:
     bar's message, the screen's routing); `to_thread` -> the engine's recall starts in the
     worker thread; `engine` its run; `to_ui` -> the `RecallDone` handled (`_apply` called);
     `views` the widgets updated (`refresh_views`, one figure per widget in `widgets`);
-    `paint` -> the screen's next refresh done (layout, compositing)."""
+    `paint` -> the screen's next refresh done: the wait for the frame, layout if any,
+    compositing, the frame's terminal output (`_write_frames`)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -171,6 +173,7 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
     engine_ms: list[float] = []
     phases: dict[str, list[float]] = {}
     async with app.run_test(size=(120, 36)) as pilot:
+        _write_frames(app)
         await _opened(app, pilot)
         clock = _Clock(app)
         clock.watch_widgets(app.main())
@@ -214,6 +217,7 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
     engine_ms: list[float] = []
     runs = 0
     async with app.run_test(size=(120, 36)) as pilot:
+        _write_frames(app)
         await _opened(app, pilot)
         field = app.main().query_one("#query")
         for query in typed:
@@ -238,6 +242,26 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
     return latencies, engine_ms, runs
 
 
+def _write_frames(app: Any) -> None:
+    """Make the headless app turn each frame into the bytes a terminal driver would write.
+
+    Textual's headless driver skips that step (`App._display` renders a frame's escape
+    sequences only for a real driver), so without this the time would end before the frame
+    exists as terminal output. Here every frame is rendered to its terminal sequence as
+    `App._display` does it for a real terminal, and the bytes are dropped (nothing to write
+    them to)."""
+    from textual._compositor import CompositorUpdate
+
+    inner = app._display
+
+    def display(screen: Any, renderable: Any) -> None:
+        inner(screen, renderable)
+        if isinstance(renderable, CompositorUpdate) and not app._batch_count:
+            app.bench_frame_bytes = len(renderable.render_segments(app.console))
+
+    app._display = display
+
+
 async def _opened(app: Any, pilot: Any) -> None:
     """Wait until the app has opened the vault and finished its warm-up (the embedder's model
     and the vector matrix loaded, see `SessionTools.warm_up`): a person reads the first
@@ -248,7 +272,8 @@ async def _opened(app: Any, pilot: Any) -> None:
 
 
 async def _next_paint(app: Any) -> None:
-    """Return once the screen has run its next refresh (layout, compositing, the frame)."""
+    """Return once the screen has run its next refresh (layout, compositing, the frame and
+    its terminal output)."""
     done = asyncio.get_running_loop().create_future()
     app.screen.call_after_refresh(lambda: done.done() or done.set_result(None))
     await done
