@@ -170,8 +170,18 @@ def test_no_difference_means_not_significant(planted):
 
 def test_progress_reaches_the_total_and_cancel_stops_it(planted):
     seen: list[tuple[int, int]] = []
-    _run(planted, budget=8, progress=lambda done, total, what: seen.append((done, total)))
+    whats: list[str] = []
+
+    def progress(done: int, total: int, what: str) -> None:
+        seen.append((done, total))
+        whats.append(what)
+
+    _run(planted, budget=40, progress=progress)
     assert seen, "no progress was reported"
+    # what runs is named, with the fold a selection step belongs to (the bar shows it)
+    assert whats[0].startswith("pool of 40: ")
+    assert {w.split(":")[0] for w in whats} == {
+        "pool of 40", *(f"fold {i} of 5" for i in range(1, 6)), "all queries", "done"}
     dones = [d for d, _t in seen]
     assert dones == sorted(dones), "progress went backwards"
     assert seen[-1][0] == seen[-1][1]

@@ -74,6 +74,8 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("t", "tuning('tune-knobs')", "Tuning", show=False, id="app.tuning"),
         Binding("D", "tuning('tune-side')", "Side by side", show=False, id="app.side_by_side"),
         Binding("M", "tuning('tune-golden')", "Golden set", show=False, id="app.golden"),
+        Binding("T", "tune", "Tune: search the knobs by cross-validation", show=False,
+                id="app.tune"),
         Binding("S", "save_preset", "Save tuned preset", show=False, id="app.save_preset"),
         Binding("X", "reset_knobs", "Reset knobs", show=False, id="app.reset_knobs"),
         Binding("J", "judge", "Judge hit", show=False, id="app.judge"),

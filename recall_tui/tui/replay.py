@@ -5,8 +5,10 @@ trace to `run_replay`. Every pane that draws a trace draws the recorded one (wat
 explanation, stage detail, the why-not answers the trace carries, MMR, timings from the
 recorded ms). Panes that need the vault (memory text, supersession chain, entities, the vault
 browser) read it only when the trace's vault root exists on this machine, read only and as it
-is now; otherwise they say they are not available. Nothing re-runs: editing the query or the
-settings, pinning, re-running, recording and bug reports are refused with a notice.
+is now; otherwise they say they are not available. The Tuning and Agent panes need the live
+app (an engine, the agent's growing log): they are stand-ins that say so. Nothing re-runs:
+editing the query or the settings, pinning, re-running, recording, bug reports, tuning,
+judging and editing memories are refused with a notice.
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ from recall_tui.vault.model import Vault
 #: Panes that draw the vault rather than the trace.
 VAULT_PANES = ("memory", "supersession", "entities", "vault")
 NOT_AVAILABLE = "not available in replay (the vault is not here)"
+#: Panes that need the live app (an engine, the agent's log as it grows): a stand-in in replay,
+#: saying why, with the keys that lead there refused with a notice.
+LIVE_PANES = {
+    "tuning": "tuning re-runs queries under other knobs, and a replay has no engine: open the "
+              "vault in the live app (recall-tui VAULT) to tune",
+    "agent": "the Agent pane lists the recalls an agent gets from the live vault and re-runs "
+             "them; a replay only holds its recorded traces: open the vault in the live app "
+             "(recall-tui VAULT) to see them",
+}
+NOT_IN_REPLAY = "not available in a replay"
 
 
 def _when(text: str | None) -> datetime | None:
@@ -71,15 +83,24 @@ def replay_vault(traces: Sequence[Trace]) -> Vault | None:
 
 
 class UnavailablePane(StatePane):
-    """Stands in for a vault pane when the recorded vault is not on this machine."""
+    """Stands in for a vault pane when the recorded vault is not on this machine, and for the
+    panes that need the live app (`LIVE_PANES`) in every replay."""
+
+    def __init__(self, *, id: str | None = None, reason: str | None = None) -> None:
+        super().__init__(id=id)
+        self.reason = reason
+        """Why the pane is not here (None: the vault is not on this machine)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="unavailable-text")
 
     def show_state(self, state: Any) -> None:
         name = (self.id or "").removeprefix("pane-")
-        self.query_one("#unavailable-text", Static).update(
-            Text(f"{name}: {NOT_AVAILABLE}", style="bold yellow"))
+        t = Text(f"{name}: {NOT_AVAILABLE if self.reason is None else NOT_IN_REPLAY}",
+                 style="bold yellow")
+        if self.reason is not None:
+            t.append(f"\n{self.reason}", style="dim")
+        self.query_one("#unavailable-text", Static).update(t)
 
 
 class TraceListScreen(ModalScreen[int | None]):
@@ -138,12 +159,12 @@ class ReplayScreen(MainScreen):
 
     def pane_widget(self, name: str) -> StatePane | None:
         app: ReplayApp = self.app  # type: ignore[assignment]
-        if name in VAULT_PANES and app.vault is None:
+        if name in LIVE_PANES or (name in VAULT_PANES and app.vault is None):
             tab = self.query_one(f"#{name}", TabPane)
             found = tab.query(UnavailablePane)
             if found:
                 return found.first()
-            pane = UnavailablePane(id=f"pane-{name}")
+            pane = UnavailablePane(id=f"pane-{name}", reason=LIVE_PANES.get(name))
             tab.mount(pane)
             return pane
         return super().pane_widget(name)
@@ -287,6 +308,31 @@ class ReplayApp(RecallApp):
 
     def set_preset(self, name: str) -> None:
         self._read_only("the preset is the recorded one")
+
+    # the Tuning and Agent panes are stand-ins here (LIVE_PANES): their keys say why
+
+    def tuning_pane(self) -> None:  # type: ignore[override]
+        """No tuning pane in replay (a stand-in says why)."""
+        return None
+
+    def action_tune(self) -> None:
+        self.action_tuning("tune-tune")  # shows the stand-in
+        self._read_only("tuning needs the live app (there is no engine)")
+
+    def action_save_preset(self) -> None:
+        self._read_only("tuning needs the live app (there is no engine)")
+
+    def action_reset_knobs(self) -> None:
+        self._read_only("tuning needs the live app (there is no engine)")
+
+    def action_judge(self) -> None:
+        self._read_only("judge hits in the live app")
+
+    def action_edit_recall_when(self) -> None:
+        self._read_only("edit recall_when in the live app")
+
+    def action_open_editor(self) -> None:
+        self._read_only("edit memories in the live app")
 
     def palette_commands(self) -> list[PaletteCommand]:
         out = [c for c in super().palette_commands() if not c.help.startswith("ask every")]

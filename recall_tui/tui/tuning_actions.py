@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
+from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import (
     REMOVE,
     ConflictScreen,
@@ -60,6 +61,14 @@ class TuningActions:
             switch()
         else:
             pane.call_after_refresh(switch)
+
+    def action_tune(self) -> None:
+        """Show the tune tab and start a cross-validated knob search there (on the vault, the
+        golden tab's queries and the knobs on screen; one at a time)."""
+        self.action_tuning("tune-tune")
+        pane = self.tuning_pane()
+        if pane is not None:
+            pane.start_tune()
 
     def action_reset_knobs(self) -> None:
         pane = self.tuning_pane()
@@ -136,8 +145,18 @@ class TuningActions:
                 return hit
         return self.current_id  # type: ignore[attr-defined]
 
+    def judge_file(self) -> Path:
+        """Where `J` writes: the queries file on screen in the golden tab (the one it scores
+        and the judged column reads), which is the vault's golden.jsonl unless another file
+        was loaded there. Asking does not build the tuning pane."""
+        main = self.main()  # type: ignore[attr-defined]
+        found = main.query(TuningPane) if main is not None else None
+        if found:
+            return found.first().queries_file()
+        return Path(self.engine.vault.root) / "golden.jsonl"  # type: ignore[attr-defined]
+
     def action_judge(self) -> None:
-        """Grade the selected hit for the current query in golden.jsonl."""
+        """Grade the selected hit for the current query in the queries file on screen."""
         from recall_tui.tuning.golden import file_hash
         from recall_tui.tuning.metrics import read_golden
 
@@ -145,8 +164,13 @@ class TuningActions:
         if not mid or not query or self.engine is None:  # type: ignore[attr-defined]
             self.notify("judge a hit: type a query and highlight one of its hits")  # type: ignore[attr-defined]
             return
-        path = Path(self.engine.vault.root) / "golden.jsonl"  # type: ignore[attr-defined]
-        expected = file_hash(path)
+        path = self.judge_file()
+        try:
+            expected = file_hash(path)
+        except OSError as exc:  # a loaded file that became a folder, unreadable
+            self.notify(f"{path}: {exc.strerror or exc}", title="not judged", severity="error",  # type: ignore[attr-defined]
+                        markup=False)
+            return
         grade = None
         if expected is not None:
             try:
@@ -154,8 +178,8 @@ class TuningActions:
                     if q.query == query:
                         grade = q.relevant.get(mid)
                         break
-            except ValueError as exc:
-                self.notify(str(exc), title="golden.jsonl", severity="error", markup=False)  # type: ignore[attr-defined]
+            except (ValueError, UnicodeDecodeError) as exc:
+                self.notify(str(exc), title=path.name, severity="error", markup=False)  # type: ignore[attr-defined]
                 return
         self.push_screen(GradeScreen(mid, query, grade),  # type: ignore[attr-defined]
                          lambda g: self._judge(path, query, mid, g, expected))
@@ -177,7 +201,12 @@ class TuningActions:
             self.notify(str(exc), title="not judged", severity="error", markup=False)  # type: ignore[attr-defined]
             return
         what = "removed the judgement of" if value is None else f"graded {value}:"
-        self.notify(f"golden.jsonl: {what} {mid} for {query!r}", markup=False)  # type: ignore[attr-defined]
+        shown = _shown_path(path, Path(self.engine.vault.root))  # type: ignore[attr-defined]
+        self.notify(f"{shown}: {what} {mid} for {query!r}", markup=False)  # type: ignore[attr-defined]
+        # the status line keeps it (the notice fades): which file the judgement went to
+        grade_text = "removed" if value is None else str(value)
+        self.status_text = f"judged {one_line(mid, 40)} ({grade_text}) in {shown}"  # type: ignore[attr-defined]
+        self._set_status()  # type: ignore[attr-defined]
         pane = self.tuning_pane()
         if pane is not None and pane.is_mounted:
             pane.schedule_golden(force=True)
@@ -289,3 +318,12 @@ class TuningActions:
     def on_unmount(self) -> None:
         """Textual calls every class's handler along the MRO: stop the watch thread on exit."""
         self.stop_watching()
+
+
+def _shown_path(path: Path, vault_root: Path) -> str:
+    """A queries file as the status line names it: relative to the vault when inside it."""
+    try:
+        shown = str(path.resolve().relative_to(vault_root.resolve()))
+    except ValueError:
+        shown = str(path)
+    return one_line(shown, 80)

@@ -368,7 +368,8 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     for f in range(folds):
         train = [a != f for a in fold_arr]
         test = [a == f for a in fold_arr]
-        chosen, obj = _select(runner, pool, train, tick)
+        chosen, obj = _select(runner, pool, train,
+                              lambda what, f=f: tick(f"fold {f + 1} of {folds}: {what}"))
         done = max(done, (len(pool) + 2 * COMBINE * (f + 1)) * nq)
         res = runner.run(chosen)
         base_res = runner.run(())
@@ -389,7 +390,8 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     everything = [np.ones(len(tv.queries), dtype=bool) for tv in vaults]
     # no query is held out any more, so every configuration run so far may compete (the folds'
     # greedy and pruned ones too); within a fold only the pool does, built blind to judgements
-    best, _obj = _select(runner, list(runner.cache), everything, tick)
+    best, _obj = _select(runner, list(runner.cache), everything,
+                         lambda what: tick(f"all queries: {what}"))
     if progress is not None:
         progress(total, total, "done")
 

@@ -1,0 +1,435 @@
+"""The tune tab of the tuning pane: `recall-tui tune` from the UI.
+
+The tune key (`T` by default) starts `recall_tui.tuning.tune.tune` on the vault open in the
+app and the queries file of the golden tab, from the knobs on screen, with the budget, folds
+and seed typed in the tab (`recall-tui tune`'s defaults). It runs in a thread worker; the tab
+shows its progress (the recalls done out of the total and what runs now, the pool's query
+or the fold and configuration being tried: what the command's progress bar shows) and `escape` cancels it between two recalls. The result is drawn from the
+`TuneResult` alone, as the command prints it: the held-out figures per fold, the paired test
+against the base, the configuration chosen on all queries, and the best configurations tried;
+enter on one of them applies it to the knobs on screen (`S` then saves it as a preset).
+
+Nothing here computes a score: every figure on screen is a field of the `TuneResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import Button, Input, Static, TabbedContent
+from textual.worker import Worker, get_current_worker
+
+from recall_tui.engine.config import Config
+from recall_tui.tui.panes.tuning.base import TuningBase
+from recall_tui.tui.panes.tuning.common import GOLDEN_K, _fig
+from recall_tui.tui.safe import lit, one_line
+from recall_tui.tui.widgets.vim import VimTable
+
+#: The defaults of `recall-tui tune` (--budget, --folds, --seed; a test checks they agree), so
+#: the tab and the command give the same result for the same vault, queries and `now`.
+TUNE_BUDGET, TUNE_FOLDS, TUNE_SEED = 80, 5, 0
+#: How often the progress line is redrawn while a tune runs (seconds).
+PROGRESS_S = 0.25
+#: The tab's layout. `TuningPane` carries it as its DEFAULT_CSS: Textual takes a widget's
+#: default CSS from its first base class chain only, and the tabs are mixed in beside it.
+TUNE_CSS = """
+#tune-settings { height: 1; margin: 0 1; }
+#tune-settings .tune-label { width: auto; padding: 0 1 0 0; color: $text-muted; }
+#tune-settings Input { width: 8; margin-right: 2; }
+#tune-start { min-width: 18; }
+#tune-status, #tune-summary { height: auto; padding: 0 1; }
+#tune-compare { height: auto; max-height: 6; }
+#tune-board { height: 1fr; min-height: 4; }
+#tune-folds-table { height: auto; max-height: 9; }
+"""
+
+
+@dataclass(frozen=True)
+class TuneRequest:
+    """What one tune runs on, fixed when it starts."""
+
+    engine: Any
+    """The engine of the preset in the query bar (its index is reused for every configuration)."""
+    queries_file: Path
+    queries: Sequence[Any]
+    """The judged queries read from `queries_file`."""
+    base: Config
+    """The knobs on screen when the tune started."""
+    base_name: str
+    budget: int
+    folds: int
+    seed: int
+    k: int
+    now: datetime
+    label: str
+    """The vault's folder name, as `recall-tui tune` names it."""
+
+
+def parse_settings(budget: str, folds: str, seed: str) -> tuple[int, int, int]:
+    """The tab's three fields as numbers, or ValueError saying which one is wrong (the same
+    bounds as `recall-tui tune`: budget 1 or more, folds 2 or more, any whole seed)."""
+    out = []
+    for name, text, low in (("budget", budget, 1), ("folds", folds, 2), ("seed", seed, None)):
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"{name}: expected a whole number, got {text.strip()!r}") from None
+        if low is not None and value < low:
+            raise ValueError(f"{name} must be at least {low}")
+        out.append(value)
+    return out[0], out[1], out[2]
+
+
+class TuneTab(TuningBase):
+    """The tune settings, its progress, and the result's tables."""
+
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel_tune", "Cancel the tune", id="tuning.cancel_tune"),
+    ]
+
+    tune_busy = False
+    """A tune is running (tests wait for False)."""
+    tune_result: Any = None
+    """The last `TuneResult` (None before the first tune ends)."""
+    tune_request: TuneRequest | None = None
+    """What the tune running, or the last one, ran on."""
+    tune_state = "idle"
+    """idle, running, cancelling, cancelled, failed or done."""
+    tune_error: str | None = None
+    _tune_progress: tuple[int, int, str] = (0, 0, "")
+    """(done, total, what) as the worker last reported it (read by the progress timer)."""
+    _tune_worker: Worker[None] | None = None
+    _tune_started = 0.0
+    _tune_timer: Any = None
+    _tune_wanted = False
+    """The tune key was pressed before the pane had its state: start once it has."""
+
+    # --- the tab's widgets ---------------------------------------------------------------------
+
+    def compose_tune(self) -> Any:
+        """The tab's content (called from `TuningPane.compose` inside its TabPane)."""
+        with Horizontal(id="tune-settings"):
+            yield Static("budget", classes="tune-label")
+            yield Input(str(TUNE_BUDGET), id="tune-budget", compact=True, type="integer")
+            yield Static("folds", classes="tune-label")
+            yield Input(str(TUNE_FOLDS), id="tune-folds", compact=True, type="integer")
+            yield Static("seed", classes="tune-label")
+            yield Input(str(TUNE_SEED), id="tune-seed", compact=True, type="integer")
+            yield Button("start", id="tune-start", compact=True)
+        yield Static(id="tune-status")
+        yield Static(id="tune-summary")
+        yield VimTable(id="tune-compare")
+        yield VimTable(id="tune-board", flex=("changes",))
+        yield VimTable(id="tune-folds-table", flex=("chosen",))
+
+    def mount_tune(self) -> None:
+        """Columns of the tab's tables (called from `TuningPane.on_mount`)."""
+        k = GOLDEN_K
+        cmp = self.query_one("#tune-compare", VimTable)
+        for col in ("metric", "base", "tuned", "Δ mean", "wins", "losses", "ties", "sign p",
+                    "rand. p"):
+            cmp.add_column(col, key=col)
+        board = self.query_one("#tune-board", VimTable)
+        for col in ("#", "objective", f"R@{k}", "MRR", "chosen by", "changes"):
+            board.add_column(col, key=col)
+        folds = self.query_one("#tune-folds-table", VimTable)
+        for col in ("fold", "train", "test", f"R@{k} base", f"R@{k} tuned", "MRR base",
+                    "MRR tuned", "chosen"):
+            folds.add_column(col, key=col)
+        self._draw_tune()
+
+    def _keys(self) -> dict[str, str]:
+        from recall_tui.tui.keymap import all_bindings, display_keys
+
+        settings = getattr(self.app, "settings", None)
+        return {b.id: display_keys(b.keys)
+                for b in all_bindings(getattr(settings, "keymap", None))}
+
+    # --- starting, progress, cancelling -------------------------------------------------------
+
+    def start_tune(self) -> None:
+        """Start a tune with the tab's settings on the knobs on screen (the tune key, the
+        start button). Says why when it cannot."""
+        from recall_tui.tuning.metrics import read_golden
+        from recall_tui.tuning.presets_io import changed_knobs
+
+        if self.tune_busy:
+            key = self._keys().get("tuning.cancel_tune", "esc")
+            self.app.notify(f"a tune is running: {key} cancels it", markup=False)
+            return
+        app = self.recall_app
+        if app.engine is None or self.config is None or self.base is None:
+            self._tune_wanted = True  # started by show_state once the pane has its state
+            return
+        self._tune_wanted = False
+        try:
+            budget, folds, seed = parse_settings(
+                *(self.query_one(f"#tune-{n}", Input).value for n in ("budget", "folds", "seed")))
+        except ValueError as exc:
+            self._tune_failed(str(exc))
+            return
+        path = self.queries_file()  # the golden tab's file (GoldenTab.queries_file)
+        try:
+            queries = read_golden(path)
+        except FileNotFoundError:
+            self._tune_failed(f"{path}: no such file: judge hits with J, or load a queries "
+                              "file in the golden tab")
+            return
+        except (OSError, ValueError) as exc:  # GoldenError (file:line: reason), not UTF-8
+            self._tune_failed(f"{path}: {exc}")
+            return
+        if not queries:
+            self._tune_failed(f"{path}: no judged queries in it")
+            return
+        changed = changed_knobs(self.base, self.config)
+        base_name = self.base_name or "base"
+        if changed:
+            base_name += f" + {len(changed)} knob{'s' if len(changed) != 1 else ''}"
+        engine = app._engine_for(app.request.preset)
+        root = Path(engine.vault.root)
+        request = TuneRequest(engine, path, queries, self.config, base_name, budget, folds,
+                              seed, GOLDEN_K, app.request.now or datetime.now(timezone.utc),
+                              root.resolve().name or str(root))
+        self.tune_request = request
+        self.tune_busy, self.tune_state, self.tune_error = True, "running", None
+        self._tune_progress = (0, 0, "starting")
+        self._tune_started = time.monotonic()
+        if self._tune_timer is not None:
+            self._tune_timer.stop()
+        self._tune_timer = self.set_interval(PROGRESS_S, self._draw_tune_status)
+        self._tune_worker = self._run_tune(request)
+        self._draw_tune_status()
+        self.refresh_bindings()  # escape cancels now (the footer shows it)
+
+    @work(thread=True, exclusive=True, group="tune")
+    def _run_tune(self, req: TuneRequest) -> None:
+        from recall_tui.engine import Cancelled
+        from recall_tui.tuning.tune import TuneVault, tune
+
+        worker = get_current_worker()
+
+        def progress(done: int, total: int, what: str) -> None:
+            self._tune_progress = (done, total, what)  # one assignment: read by the UI timer
+
+        try:
+            result = tune([TuneVault(req.engine, req.queries, req.label)], req.base,
+                          base_name=req.base_name, budget=req.budget, folds=req.folds,
+                          seed=req.seed, k=req.k, now=req.now, progress=progress,
+                          cancel=lambda: worker.is_cancelled)
+        except Cancelled:
+            if self.tune_state == "cancelling":  # the user's cancel, not the app closing
+                self.app.call_from_thread(self._tune_done, None)
+            return
+        except Exception as exc:  # shown in the tab: a bad setting must not kill the app
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._tune_failed, f"{type(exc).__name__}: {exc}")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._tune_done, result)
+
+    def action_cancel_tune(self) -> None:
+        """Cancel the running tune (it stops before its next recall)."""
+        if self._tune_worker is not None and self.tune_busy:
+            self.tune_state = "cancelling"
+            self._tune_worker.cancel()
+            self._draw_tune_status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape cancels only while a tune runs; otherwise it goes on to the app."""
+        if action == "cancel_tune":
+            return self.tune_busy
+        return True
+
+    def _stop_timer(self) -> None:
+        if self._tune_timer is not None:
+            self._tune_timer.stop()
+            self._tune_timer = None
+        self.refresh_bindings()  # escape goes back to the app
+
+    def _tune_failed(self, error: str) -> None:
+        self._stop_timer()
+        self.tune_busy, self.tune_state, self.tune_error = False, "failed", error
+        self._draw_tune_status()
+
+    def _tune_done(self, result: Any) -> None:
+        """The worker ended: with a result, or None when the user cancelled it."""
+        self._stop_timer()
+        self.tune_busy = False
+        if result is None:
+            self.tune_state = "cancelled"
+        else:
+            self.tune_state, self.tune_result = "done", result
+            self._draw_tune()
+            if not self._tune_tab_visible():  # a long search: say it ended where the user is
+                key = self._keys().get("pane.tuning", "9")
+                self.app.notify(f"tune done ({result.evaluated} configurations run): the "
+                                f"Tuning pane ({key}), tune tab, shows the result", markup=False)
+        self._draw_tune_status()
+
+    def _tune_tab_visible(self) -> bool:
+        main = self.recall_app.main()
+        return (main is not None and main.active_pane() == "tuning"
+                and self.query_one("#tuning-tabs", TabbedContent).active == "tune-tune")
+
+    @on(Button.Pressed, "#tune-start")
+    def _start_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.tune_busy:
+            self.action_cancel_tune()
+        else:
+            self.start_tune()
+
+    @on(TabbedContent.TabActivated, "#tuning-tabs")
+    def _tune_tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tune-tune":  # the golden tab may have loaded another file
+            self._draw_tune_status()
+            if not isinstance(self.screen.focused, Input):
+                self.query_one("#tune-board", VimTable).focus()
+
+    @on(Input.Submitted, "#tune-budget, #tune-folds, #tune-seed")
+    def _setting_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.start_tune()
+
+    # --- drawing ---------------------------------------------------------------------------------
+
+    def _draw_tune_status(self) -> None:
+        from recall_tui.tui.opening import progress_bar
+
+        keys = self._keys()
+        start_key, cancel_key = keys.get("app.tune", "T"), keys.get("tuning.cancel_tune", "esc")
+        button = self.query_one("#tune-start", Button)
+        button.label = f"cancel ({cancel_key})" if self.tune_busy else f"start ({start_key})"
+        t = Text()
+        req = self.tune_request
+        if self.tune_state == "failed":
+            t.append(f"tune not run: {one_line(self.tune_error or '', 300)}", style="bold red")
+        elif self.tune_busy:
+            done, total, what = self._tune_progress
+            t.append("cancelling… " if self.tune_state == "cancelling" else "tuning ",
+                     style="bold yellow")
+            t.append("▕")
+            t.append(progress_bar(done, total), style="cyan")
+            t.append(f"▏ {done:,} / {total:,} recalls" if total else "▏ starting")
+            if not getattr(self.app, "stable_timings", False):
+                t.append(f"  {time.monotonic() - self._tune_started:.0f} s", style="dim")
+            t.append("  ")
+            t.append_text(lit(one_line(what, 60), "dim", single_line=True))
+            t.append(f"  ({cancel_key} cancels)", style="dim")
+        elif self.tune_state == "cancelled":
+            done, total, _what = self._tune_progress
+            t.append(f"tune cancelled after {done:,} of {total:,} recalls; nothing changed",
+                     style="yellow")
+        elif self.tune_state == "idle":
+            t.append(f"{start_key} (or the start button) searches the knobs by "
+                     "cross-validation on ", style="dim")
+            t.append_text(lit(str(self.queries_file()), "bold", single_line=True))
+            t.append(" (the golden tab's queries), from the knobs on screen; the same search "
+                     "as recall-tui tune (docs/tuning.md)", style="dim")
+        if req is not None and self.tune_state not in ("idle", "failed"):
+            if t.plain:
+                t.append("\n")
+            t.append(f"from {req.base_name} on {req.label}, queries ", style="dim")
+            t.append_text(lit(str(req.queries_file), "dim", single_line=True))
+            t.append(f", budget {req.budget}, {req.folds} folds, seed {req.seed}, k={req.k}",
+                     style="dim")
+        self.query_one("#tune-status", Static).update(t)
+
+    def _draw_tune(self) -> None:
+        """The result's tables, every figure a field of the `TuneResult`."""
+        from recall_tui.tuning.tune import describe
+
+        summary = self.query_one("#tune-summary", Static)
+        cmp_t = self.query_one("#tune-compare", VimTable)
+        board = self.query_one("#tune-board", VimTable)
+        folds = self.query_one("#tune-folds-table", VimTable)
+        for table in (cmp_t, board, folds):
+            table.clear()
+        r = self.tune_result
+        if r is None:
+            summary.update("")
+            cmp_t.border_title = board.border_title = folds.border_title = None
+            return
+        k = r.k
+        nq = sum(v["scored"] for v in r.vaults)
+        skipped = sum(v["skipped"] for v in r.vaults)
+        t = Text()
+        t.append(f"{nq} judged queries", style="bold")
+        if skipped:
+            t.append(f" ({skipped} without a relevant id left out)")
+        t.append(f", {r.evaluated} configurations run · ")
+        t.append(f"chosen on all queries: {describe(r.changes)}\n", style="bold")
+        ins, insb = r.insample, r.insample_base
+        t.append(f"in-sample (the queries chose it; the held-out figures are the honest ones): "
+                 f"recall@{k} {_fig(insb['recall'])} → {_fig(ins['recall'])}, "
+                 f"MRR {_fig(insb['mrr'])} → {_fig(ins['mrr'])}", style="dim")
+        summary.update(t)
+
+        cmp_t.border_title = (f"held-out vs base {r.base_name}, paired per query "
+                              "(each query held out once)")
+        for name in ("recall", "mrr", "ndcg"):
+            mc = r.comparison.metrics[name]
+            d = mc.mean_delta
+            cmp_t.add_row(name, _fig(mc.baseline_mean), _fig(mc.candidate_mean),
+                          Text("—" if d is None else f"{d:+.3f}",
+                               style="green" if d and d > 0 else "red" if d and d < 0 else ""),
+                          str(mc.wins), str(mc.losses), str(mc.ties), f"{mc.sign_p:.3g}",
+                          f"{mc.randomisation_p:.3g}", key=name)
+
+        board.border_title = ("best configurations tried (in-sample, all queries) · enter "
+                              "applies one to the knobs")
+        for i, c in enumerate(r.leaderboard, 1):
+            by = [str(f.index) for f in r.folds if f.changes == c.changes]
+            board.add_row(str(i), f"{c.objective:.3f}", _fig(c.means["recall"]),
+                          _fig(c.means["mrr"]), ", ".join(by) or "—",
+                          Text(describe(c.changes)), key=str(i - 1))
+
+        folds.border_title = "held-out figures per fold (chosen on the other folds)"
+        for f in r.folds:
+            folds.add_row(str(f.index), str(f.train), str(f.test), _fig(f.base["recall"]),
+                          _fig(f.heldout["recall"]), _fig(f.base["mrr"]),
+                          _fig(f.heldout["mrr"]), Text(describe(f.changes)), key=str(f.index))
+        fm, fb = r.fold_mean, r.fold_mean_base
+        folds.add_row("mean", "", "", _fig(fb["recall"]), _fig(fm["recall"]), _fig(fb["mrr"]),
+                      _fig(fm["mrr"]), "", key="mean")
+
+    # --- applying a configuration ------------------------------------------------------------------
+
+    def tuned_config(self, row: int) -> Config:
+        """Configuration `row` of the best-configurations table, as a `Config`: the tune's base
+        with that row's changes (`recall_tui.tuning.tune_space.apply_changes`)."""
+        from recall_tui.tuning.tune_space import apply_changes
+
+        r = self.tune_result
+        return apply_changes(r.base, r.leaderboard[row].changes)
+
+    def apply_tuned(self, row: int) -> None:
+        """Make configuration `row` of the table the knobs on screen."""
+        from recall_tui.tuning.tune import describe
+
+        r = self.tune_result
+        if r is None or not 0 <= row < len(r.leaderboard):
+            return
+        self.set_config(self.tuned_config(row))  # type: ignore[attr-defined]
+        keys = self._keys()
+        self.app.notify(f"configuration #{row + 1} is on the knobs now "
+                        f"({describe(r.leaderboard[row].changes)}); "
+                        f"{keys.get('app.tuning', 't')} shows them, "
+                        f"{keys.get('app.save_preset', 'S')} saves them as a preset",
+                        markup=False)
+
+    @on(VimTable.RowSelected, "#tune-board")
+    def _board_enter(self, event: VimTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.apply_tuned(int(event.row_key.value))
