@@ -133,6 +133,8 @@ class _Clock:
         self.app = app
         self.marks: dict[str, float] = {}
         self.widgets: dict[str, float] = {}
+        self.after: dict[str, Callable[[], None]] = {}
+        """Called right after the wrapped method of that mark returns (on the UI thread)."""
         wrap = self._wrap
         wrap(app, "request_recall", "request")
         wrap(app, "_apply", "apply")
@@ -151,6 +153,9 @@ class _Clock:
                         time.perf_counter() - t) * 1000
                 else:
                     self.marks.setdefault(mark + "_end", time.perf_counter())
+                    hook = self.after.get(mark)
+                    if hook is not None:
+                        hook()
 
         setattr(obj, name, timed)
 
@@ -191,14 +196,22 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
             for ch in query:
                 before = app.seq
                 clock.reset()
+                painted = asyncio.get_running_loop().create_future()
+
+                def applied(before: int = before, painted: Any = painted) -> None:
+                    # the answer for this text (seq moved on, nothing pending) is on the
+                    # widgets: wait for the refresh that draws it; no polling, so the bench
+                    # takes no CPU from the app while it waits
+                    if app.seq != before and not app.recall_pending and not painted.done():
+                        app.screen.call_after_refresh(
+                            lambda: painted.done() or painted.set_result(None))
+
+                clock.after["apply"] = applied
                 t0, cpu0 = time.perf_counter(), time.thread_time()
                 # the key event as a terminal driver posts it (pilot.press would add the test
                 # driver's own wait for the whole app to go idle, ~100-250 ms here)
                 app.post_message(events.Key(ch, ch))
-                # the recall for this text was launched (seq moved on) and its answer applied
-                while app.seq == before or app.recall_pending:
-                    await asyncio.sleep(0.0005)
-                await _next_paint(app)  # the refresh that draws the applied trace
+                await painted  # the refresh that draws the applied trace
                 t_end = time.perf_counter()
                 latencies.append((t_end - t0) * 1000)
                 # CPU time, which a busy machine stretches far less than wall time: the UI
