@@ -278,8 +278,10 @@ def painted_rows(app: Any, table: Any) -> list[str]:
     """The table's data rows as the screen draws them now (the compositor renders every
     line from the widgets' kept lines: a row whose repaint was never asked for shows its
     old text here, as it would on the terminal)."""
+    from tests.test_tui_app import screen_text
+
     region = table.content_region
-    lines = [strip.text for strip in app.screen._compositor.render_strips()]
+    lines = screen_text(app).split("\n")
     top = region.y + 1  # under the header row
     return [line[region.x:region.right] for line in lines[top:region.bottom]]
 
