@@ -1,4 +1,5 @@
-"""fuse: weighted RRF and MemoryVault's linear merge, against hand computation."""
+"""fuse: weighted RRF, the convex combination of min-max normalised scores and MemoryVault's
+linear merge, against hand computation."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from recall_tui.engine import Engine
 from recall_tui.engine.config import Config
-from recall_tui.engine.stages.fuse import linear, rrf
+from recall_tui.engine.stages.fuse import convex, linear, rrf
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault
 
@@ -24,6 +25,52 @@ def test_rrf_hand_computed():
     parts = {p.channel: p for p in out["c"][1]}
     assert parts["topic"].contribution == pytest.approx(2 / 61)
     assert parts["topic"].weight == 2.0 and parts["keyword"].rank == 3
+
+
+def test_convex_hand_computed():
+    rankings = {
+        "keyword": [("a", 9.0, 1), ("b", 5.0, 2), ("c", 1.0, 3)],
+        "vector": [("b", 0.62, 1), ("a", 0.45, 2), ("d", 0.30, 3)],
+        "topic": [("c", 1.0, 1)],
+    }
+    out = convex(rankings, {"keyword": 1.0, "vector": 4.0, "topic": 2.0})
+    # keyword: (raw - 1) / (9 - 1); vector: (raw - 0.30) / (0.62 - 0.30); topic: one score -> 1
+    assert out["a"][0] == pytest.approx(1.0 + 4 * (0.45 - 0.30) / 0.32)
+    assert out["b"][0] == pytest.approx((5 - 1) / 8 + 4 * 1.0)
+    assert out["c"][0] == pytest.approx(0.0 + 2 * 1.0)
+    assert out["d"][0] == pytest.approx(0.0)
+    parts = {p.channel: p for p in out["a"][1]}
+    assert parts["vector"].raw == 0.45 and parts["vector"].rank == 2 and parts["vector"].weight == 4
+    # unlike RRF, the size of the gap counts: b's clear vector lead outweighs a's keyword lead
+    assert out["b"][0] > out["a"][0]
+    assert rrf(rankings, {"keyword": 1.0, "vector": 1.0}, 60)["a"][0] == pytest.approx(
+        rrf(rankings, {"keyword": 1.0, "vector": 1.0}, 60)["b"][0])
+
+
+def test_engine_convex_explains_every_number(tmp_path):
+    vault = write_vault(tmp_path / "v", dict([
+        mem("a", "Postgres upgrade", "Planned the postgres upgrade."),
+        mem("b", "Postgres", "Database."),
+        mem("c", "Dentist", "Appointment."),
+    ]))
+    eng = Engine(vault, None, Config().with_value("fuse.method", "convex"))
+    tr = eng.recall("postgres upgrade", now=PINNED_NOW)
+    fuse = tr.stage("fuse")
+    info = dict(fuse.info)
+    assert info["method"] == "convex" and info["ranges"].startswith("keyword ")
+    top, second = tr.hits[0], tr.hits[1]
+    assert top.id == "a"
+    for hit in (top, second):
+        assert hit.explain.fused == pytest.approx(sum(c.contribution for c in hit.explain.channels))
+        rule, terms = hit.explain.fusion.split("; ")
+        assert rule.startswith("convex: Σ w x (raw - worst) / (best - worst)")
+        assert terms.endswith(f"= {hit.explain.fused:.4g}")
+    assert "[keyword]" in top.explain.fusion
+    # the best keyword candidate brings its full weight, the worst none
+    assert [c.contribution for c in top.explain.channels if c.channel == "keyword"] == [1.0]
+    assert [c.contribution for c in second.explain.channels if c.channel == "keyword"] == [0.0]
+    # the floor's scale: 100 = the best candidate of every channel that ran (Σ w)
+    assert "Σ w" in top.explain.scaling
 
 
 def test_linear_merge_hand_computed():

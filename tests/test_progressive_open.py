@@ -18,6 +18,7 @@ from recall_tui.engine.opening import PHASES, open_progressive
 from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
+from tests.waiting import wait_until_sync
 
 
 class GatedStandin(StandinEmbedder):
@@ -110,3 +111,38 @@ def test_deferred_index_open_and_fill(vault_dir):
     assert idx.embedding_progress() is None
     assert rep.vectors == len(vault.memories) and rep.added == len(vault.memories)
     idx.close()
+
+
+class LazyStandin(StandinEmbedder):
+    """The stand-in behaving like the local model: `loaded` False until the first embedding,
+    which records the open's phase at that moment."""
+
+    def __init__(self, seen: list) -> None:
+        self.seen = seen
+        self.loaded = False
+        self.first_call_phase: str | None = None
+
+    def embed(self, texts):
+        if not self.loaded:
+            self.first_call_phase = self.seen[-1].phase if self.seen else "starting"
+            self.loaded = True
+        return super().embed(texts)
+
+
+def test_a_first_open_loads_the_model_only_after_the_text_is_usable(vault_dir):
+    # Loading the model (a second of imports holding the GIL) while the vault is read and
+    # its text indexed would only delay the first results of a new vault.
+    seen: list = []
+    emb = LazyStandin(seen)
+    opening = open_progressive(vault_dir, embedder=emb, on_status=seen.append)
+    assert opening.wait_ready(300) and opening.status.phase == "ready", opening.status
+    assert emb.first_call_phase == "embedding", emb.first_call_phase
+    opening.engine.index.close()
+    # A re-open (the index exists) loads it while reading: the first recall embeds its query.
+    seen2: list = []
+    emb2 = LazyStandin(seen2)
+    again = open_progressive(vault_dir, embedder=emb2, on_status=seen2.append)
+    assert again.wait_ready(300) and again.status.phase == "ready", again.status
+    assert not again.vectors_deferred
+    wait_until_sync(lambda: emb2.loaded, "the model preloaded on a re-open")
+    again.engine.index.close()

@@ -142,3 +142,20 @@ def test_records_written_in_batches(vault_dir, parses, monkeypatch):
     again = read_vault(vault_dir, cache=True)
     assert len(parses) == n  # every record reached the cache
     assert _snapshot(first) == _snapshot(again)
+
+
+def test_dates_and_timestamps_come_back_as_they_were(vault_dir, parses):
+    odd = vault_dir / "projects" / "dates.md"
+    odd.write_text(
+        "---\nid: dates\nvalid_from: 2024-01-02\nexpires: 0005-03-04\n"
+        "created: 2024-01-02T03:04:05+02:00\nupdated: 2024-01-02 03:04:05\n"
+        "nested: {when: 2023-05-06, at: [2023-05-06T07:08:09Z]}\n---\nbody\n",
+        encoding="utf-8")
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    a, b = first.memories["dates"], again.memories["dates"]
+    assert dict(a.frontmatter) == dict(b.frontmatter)
+    assert [type(v) for v in a.frontmatter.values()] == [type(v) for v in b.frontmatter.values()]
+    assert _snapshot(again) == _snapshot(read_vault(vault_dir))

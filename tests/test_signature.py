@@ -74,3 +74,56 @@ def test_similarity_and_bytes():
     assert hamming_similarity(a, a ^ 0b1111) == 1 - 4 / BITS
     assert from_bytes(to_bytes(b)) == b and len(to_bytes(b)) == BITS // 8
     assert signature("x y z", bits=64) < 1 << 64
+
+
+def _reference_signature(text: str, bits: int = BITS) -> int:
+    """The SimHash as first written, feature by feature (the fast path must give exactly this)."""
+    import hashlib
+    import re
+    import unicodedata
+
+    from recall_tui.index.signature import _STOP, WORD_WEIGHT
+
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c)
+    )
+    feats: dict[str, float] = {}
+    for word in re.findall(r"[^\W_]+", folded):
+        if word in _STOP:
+            continue
+        feats["w:" + word] = WORD_WEIGHT
+        padded = f"^{word}$"
+        for i in range(len(padded) - 2):
+            feats.setdefault("g:" + padded[i : i + 3], 1.0)
+    nbytes = (bits + 7) // 8
+    votes = [0.0] * bits
+    for f, w in feats.items():
+        digest, counter = b"", 0
+        while len(digest) < nbytes:
+            size = min(64, nbytes - len(digest))
+            digest += hashlib.blake2b(f.encode(), digest_size=size,
+                                      salt=counter.to_bytes(8, "little")).digest()
+            counter += 1
+        h = int.from_bytes(digest, "little")
+        for j in range(bits):
+            votes[j] += w if (h >> j) & 1 else -w
+    return sum(1 << j for j in range(bits) if votes[j] > 0)
+
+
+ODD_TEXTS = [
+    "",
+    "the and of",  # only function words
+    "Café crème brûlée at the Zoë's naïve coöperative",
+    "snake_case_words and CamelCase, digits 1234 and v2.3.1-rc_4",
+    "Ελληνικά κείμενα και 日本語のテキスト mixed with ASCII",
+    "ﬁne ligatures ① ② and full-width ＡＢＣ",
+    "repeat repeat repeat repeat the same word word word",
+    "tabs\tand\nnewlines\r\nand\x0bvertical whitespace",
+]
+
+
+@pytest.mark.parametrize("bits", [BITS, 64, 100, 520])
+def test_fast_signature_equals_the_feature_by_feature_sum(texts, bits):
+    sample = texts[:: max(1, len(texts) // 40)] if bits != BITS else texts
+    for text in [*ODD_TEXTS, *sample]:
+        assert signature(text, bits) == _reference_signature(text, bits), text[:60]

@@ -35,15 +35,15 @@ def engine(session_vault_copy):
 # --- every number traceable --------------------------------------------------------------------
 
 
-async def test_explanation_shows_the_rrf_formula_and_the_scaling_step(engine):
+async def test_explanation_shows_the_fusion_formula_and_the_scaling_step(engine):
     app = new_app(engine)
     async with app.run_test(size=(200, 60)) as pilot:
         await query(pilot, app, QUERY)
         hit = app.trace.hits[0]
         labels = tree_labels(app.main().query_one(ExplanationTree))
         rule, *parts = hit.explain.fusion.split("; ")
-        k = app.trace.config["fuse"]["rrf_k"]
-        assert rule == f"RRF k={k}: Σ w/(k + rank)" and rule in labels
+        assert app.trace.config["fuse"]["method"] == "convex"  # the default preset's fusion
+        assert rule.startswith("convex: Σ w x (raw - worst) / (best - worst)") and rule in labels
         assert all(p in labels for p in parts)
         first, *rest = hit.explain.scaling.split("; ")
         assert f"scale: {first}" in labels and all(p in labels for p in rest)

@@ -198,11 +198,13 @@ class FuseConfig:
     """fuse: reciprocal rank fusion, or MemoryVault's linear merge."""
 
     method: str = "rrf"
-    """`rrf`: sum(w / (rrf_k + rank)); `linear`: similarity x a + keyword-match share x b."""
+    """`rrf`: sum(w / (rrf_k + rank)); `linear`: similarity x a + keyword-match share x b;
+    `convex`: sum(w x each channel's score min-max normalised over its candidates)."""
     rrf_k: int = 60
     """The RRF constant."""
     weights: ChannelWeights = field(default_factory=ChannelWeights)
-    """Channel weights (RRF numerators; in linear mode the weight of the other channels)."""
+    """Channel weights (RRF numerators; convex: each channel's share; in linear mode the
+    weight of the other channels)."""
     linear_similarity: float = 0.7
     """Linear merge: weight of the vector cosine."""
     linear_keyword: float = 0.3

@@ -133,7 +133,13 @@ class VaultOpening:
                 emb, _why = make_embedder(self._embedder)
             else:
                 emb = self._embedder
-            _preload(emb)
+            if _index_exists(self.vault_path):
+                # A re-open: the vectors most likely exist, the first recall will embed its
+                # query, so load the model while the vault is read. On a first open the
+                # vectors are made after the engine is usable and `fill_vectors` loads the
+                # model then: loading it now (a second of imports holding the GIL) would
+                # only delay the first results.
+                _preload(emb)
             vault = read_vault(self.vault_path, cache=True,
                                progress=lambda d, t, _p: self._set("reading", d, t))
             self._set("indexing", 0, len(vault.memories))
@@ -156,6 +162,17 @@ class VaultOpening:
         finally:
             self._usable.set()
             self._done.set()
+
+
+def _index_exists(vault_path: Any) -> bool:
+    """Whether the vault has an index file already (in `.recall/` or the cache folder)."""
+    from recall_tui.index.schema import _cache_index_path, default_index_path
+
+    try:
+        return any(p.is_file() for p in (default_index_path(vault_path),
+                                          _cache_index_path(vault_path)))
+    except OSError:
+        return True
 
 
 def open_progressive(vault_path: Any, *, preset: str = "default", embedder: str | Any = "auto",

@@ -98,7 +98,8 @@ class ChannelScore:
     rank: int
     weight: float = 1.0
     contribution: float = 0.0
-    """RRF share `weight / (k + rank)`, or the linear-merge term."""
+    """RRF share `weight / (k + rank)`, the convex term `weight x min-max normalised raw`, or
+    the linear-merge term."""
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,8 @@ class Explanation:
     """The reported score (on the preset's scale)."""
     notes: tuple[str, ...] = ()
     fusion: str = ""
-    """How `fused` was computed, as a formula with its numbers (RRF with its k, or the
-    linear merge). Empty in traces written before it existed."""
+    """How `fused` was computed, as a formula with its numbers (RRF with its k, the convex
+    combination with each channel's worst and best score, or the linear merge). Empty in traces written before it existed."""
     scaling: str = ""
     """How `final` was put on the reported scale from the score before it, with the
     divisor named (and why a score can pass 100). Empty in older traces."""

@@ -27,7 +27,7 @@ _ONOFF = (True, False)
 #: The knobs searched and the values tried (a value equal to the base's is skipped; a knob
 #: the configuration does not have is left out).
 SPACE: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("fuse.method", ("rrf", "linear")),
+    ("fuse.method", ("rrf", "linear", "convex")),
     ("fuse.rrf_k", (10, 30, 60, 120)),
     ("fuse.weights.keyword", _W),
     ("fuse.weights.fuzzy", _W),

@@ -18,6 +18,9 @@ def _drop_unknown_links(memories: dict[str, Memory], problems: list[Problem]) ->
     """Links to ids that are not in the vault (or to the memory itself) are dropped."""
     out: dict[str, Memory] = {}
     for mid, m in memories.items():
+        if not m.supersedes and m.superseded_by is None and not m.related_via:
+            out[mid] = m  # no links (most memories): nothing to check
+            continue
         changes: dict[str, Any] = {}
 
         def report(key: str, target: str, m: Memory = m) -> None:

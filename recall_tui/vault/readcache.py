@@ -28,7 +28,8 @@ import marshal
 import os
 import pickle
 import sys
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -41,7 +42,7 @@ from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 READER_VERSION = 1
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 2
+CODEC_VERSION = 4
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -68,6 +69,7 @@ _new = object.__new__
 
 
 _DT = "\x00datetime"
+_DAY = "\x00date"
 #: Strings up to this length are interned in the cache records (types, statuses, tags,
 #: entity names, frontmatter keys): 100k memories then share one object per distinct value.
 _INTERN_MAX = 40
@@ -89,26 +91,70 @@ def _share(v):
     return v
 
 
+class _LazyFront(Mapping):
+    """A memory's raw frontmatter from the reading cache, decoded on first use: a re-read of
+    100k memories then does not build 100k dicts that only a detail view or an export reads
+    (their decoding was a fifth of a re-read). Read-only like the `MappingProxyType` a parse
+    gives, and equal to it when the contents are."""
+
+    __slots__ = ("_kind", "_blob", "_raw")
+
+    def __init__(self, kind: int, blob: bytes):
+        self._kind, self._blob, self._raw = kind, blob, None
+
+    def _get(self) -> dict:
+        raw = self._raw
+        if raw is None:  # two threads may both decode: the same dict, either one is kept
+            raw = self._raw = _unpack_front(self._kind, self._blob)
+        return raw
+
+    def __getitem__(self, key: str):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._get()
+
+    def __repr__(self) -> str:
+        return f"mappingproxy({self._get()!r})"
+
+    __hash__ = None  # type: ignore[assignment]  # as a mappingproxy of a dict
+
+
+_NO_EXTRA: MappingProxyType = MappingProxyType({})
+
+
 def _pack_front(raw: dict) -> tuple[int, object]:
-    """The raw frontmatter, for marshal, with top-level datetimes (YAML's timestamps) tagged
-    as (_DT, isoformat) tuples (YAML never gives tuples); anything else marshal cannot hold
-    (a nested timestamp, a date) makes the whole mapping pickled."""
+    """The raw frontmatter, for marshal, with top-level datetimes and dates (YAML's
+    timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives tuples); anything
+    else marshal cannot hold (a nested timestamp) makes the whole mapping pickled (slower to
+    load: a fifth of the synthetic vault's records were, for a `valid_from` date)."""
     tagged = {
-        k: (_DT, v.isoformat()) if type(v) is datetime else v for k, v in raw.items()
+        k: (_DT, v.isoformat()) if type(v) is datetime
+        else (_DAY, v.isoformat()) if type(v) is date else v
+        for k, v in raw.items()
     }
     try:
-        marshal.dumps(tagged)
+        return 0, marshal.dumps(_share(tagged))
     except ValueError:
         return 1, pickle.dumps(raw, protocol=5)
-    return 0, tagged
 
 
-def _unpack_front(kind: int, value) -> dict:
+def _unpack_front(kind: int, blob: bytes) -> dict:
     if kind:
-        return pickle.loads(value)
+        return pickle.loads(blob)
+    value = marshal.loads(blob)
     for k, v in value.items():
-        if type(v) is tuple and v[0] == _DT:
-            value[k] = _fromiso(v[1])
+        if type(v) is tuple:
+            if v[0] == _DT:
+                value[k] = _fromiso(v[1])
+            elif v[0] == _DAY:
+                value[k] = _dayiso(v[1])
     return value
 
 
@@ -139,6 +185,7 @@ _DATE_IDX = frozenset(_IDX[name] for name in _DATES)
 _I_ROLE, _I_REL, _I_EDGES = _IDX["role"], _IDX["related_via"], _IDX["edges"]
 _I_FRONT, _I_EXTRA, _I_LINES = _IDX["frontmatter"], _IDX["extra"], _IDX["key_lines"]
 _fromiso = datetime.fromisoformat
+_dayiso = date.fromisoformat
 
 
 _LINES: dict[tuple, MappingProxyType] = {}
@@ -163,11 +210,11 @@ def _compile_unpack():
     env: dict = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
-        "_unpack_front": _unpack_front, "_shared_lines": _shared_lines,
+        "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
     }
     lines = [
         "def _unpack_memory(t):",
-        f"    raw = _unpack_front(*t[{_I_FRONT}])",
+        f"    raw = _LazyFront(*t[{_I_FRONT}])",
         "    m = _new(Memory)",
     ]
     for i, name in enumerate(_MEMORY_FIELDS):
@@ -182,9 +229,9 @@ def _compile_unpack():
         elif i == _I_EDGES:
             v = f"tuple([Edge(*e) for e in {v}]) if {v} else ()"
         elif i == _I_FRONT:
-            v = "MappingProxyType(raw)"
-        elif i == _I_EXTRA:
-            v = f"MappingProxyType({{k: raw[k] for k in {v}}})"
+            v = "raw"
+        elif i == _I_EXTRA:  # unknown keys are rare: the frontmatter is decoded only for them
+            v = f"MappingProxyType({{k: raw[k] for k in {v}}}) if {v} else _NO_EXTRA"
         elif i == _I_LINES:
             v = f"_shared_lines({v})"
         lines.append(f"    _s{i}(m, {v})")
@@ -305,6 +352,17 @@ class ReadCache:
             }
         except apsw.Error:
             return {}
+
+    def rows(self):
+        """(rel, key, record bytes) of every cached record, one at a time (nothing on a
+        SQLite error: the reader then parses what it did not get)."""
+        try:
+            for rel, size, mtime, ctime, ino, blob in self._conn.execute(
+                "SELECT rel, size, mtime_ns, ctime_ns, ino, record FROM files"
+            ):
+                yield rel, (size, mtime, ctime, ino), blob
+        except apsw.Error:
+            return
 
     def records(self, rels: set[str]):
         """(rel, record bytes) of the cached records in `rels`, one at a time (a scan of the

@@ -55,6 +55,7 @@ from recall_tui.vault.model import (
 from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
+from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
 from recall_tui.vault.readcache import FileKey, ReadCache, file_key
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
@@ -143,22 +144,31 @@ def _cached_records(
     """The memory files' keys now, the decoded records of those whose key is unchanged
     (streamed from the cache: one record's bytes at a time are held), and the cached paths
     that are gone."""
-    known = rcache.keys()
     keys: dict[str, FileKey | None] = {}
+    stat = os.stat
     for f in files:
         if _is_memory_file(f.rel):
             try:
-                keys[f.rel] = file_key(os.stat(f.path))
+                keys[f.rel] = file_key(stat(f.path))
             except OSError:
                 keys[f.rel] = None
-    hits = {rel for rel, key in keys.items() if key is not None and known.get(rel) == key}
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
-    for rel, blob in rcache.records(hits):
-        try:
-            decoded[rel] = cache_loads(blob)
-        except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
-            pass
-    return keys, decoded, [rel for rel in known if rel not in keys]
+    gone: list[str] = []
+    # One scan of the table: each row's key compared with the file's, the record decoded
+    # when they agree (one record's bytes at a time are held).
+    for rel, key, blob in rcache.rows():
+        now = keys.get(rel, _GONE)
+        if now is _GONE:
+            gone.append(rel)
+        elif now == key:
+            try:
+                decoded[rel] = cache_loads(blob)
+            except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
+                pass
+    return keys, decoded, gone
+
+
+_GONE = object()
 
 
 def _is_memory_file(rel: str) -> bool:
@@ -260,6 +270,7 @@ def read_vault(
     *,
     cache: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
+    workers: int | None = None,
 ) -> Vault:
     """Read every memory, digest and transcript below `root` into a `Vault`.
 
@@ -271,13 +282,18 @@ def read_vault(
     changed since the last cached read; the result is the same Vault. Without it, reading
     writes nothing at all. `progress(done, total, "reading")` is called as files are read
     (every READ_PROGRESS_EVERY files and at the end).
+
+    When many memory files need parsing (a first read: PARALLEL_MIN_FILES or more) and the
+    machine has more than one core, they are parsed in a pool of worker processes
+    (`parallel.py`); the Vault is the same, problems included, in the same order. `workers`
+    sets the pool's size (0 or 1: parse here; None: one per core, when that many files).
     """
     # Reading makes hundreds of thousands of objects and no reference cycles: the cyclic
     # collector would only walk them again and again as they pile up (a third of a re-read).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read_vault(root, cache, progress)
+        return _read_vault(root, cache, progress, workers)
     finally:
         if collecting:
             gc.enable()
@@ -287,6 +303,7 @@ def _read_vault(
     root: str | os.PathLike[str],
     cache: bool,
     progress: Callable[[int, int, str], None] | None,
+    workers: int | None = None,
 ) -> Vault:
     root_path = os.path.abspath(os.fspath(root))
     if not os.path.exists(root_path):
@@ -301,11 +318,21 @@ def _read_vault(
     rcache = ReadCache.open(root_path) if cache else None
     fresh: list[tuple[str, FileKey, bytes]] = []
     files = _walk(root_path, problems)
+    decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
+    keys: dict[str, FileKey | None] = {}
     if rcache is not None:
         keys, decoded, gone = _cached_records(rcache, files)
-    for n, f in enumerate(files):
-        if progress is not None and n % READ_PROGRESS_EVERY == 0:
+    shown = [0]  # files reported to `progress` so far: it never goes back
+
+    def tick(n: int) -> None:
+        if progress is not None and n >= shown[0]:
+            shown[0] = n
             progress(n, len(files), "reading")
+
+    _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick)
+    for n, f in enumerate(files):
+        if n % READ_PROGRESS_EVERY == 0:
+            tick(n)
         parts = f.rel.split("/")
         if parts[0] == DIGESTS_DIR and len(parts) > 1:
             if len(parts) == 3 and parts[1] in DIGEST_PERIODS and parts[2].endswith(".md"):
@@ -323,7 +350,12 @@ def _read_vault(
                 )
         elif f.rel.endswith(".md"):
             if rcache is None:
-                memory = _read_memory(f, problems)
+                hit = decoded.pop(f.rel, None)
+                if hit is None:
+                    memory = _read_memory(f, problems)
+                else:
+                    memory = hit[0]
+                    problems.extend(hit[1])
             else:
                 memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
             if memory is None:
@@ -340,8 +372,7 @@ def _read_vault(
                 continue
             memories[memory.id] = memory
 
-    if progress is not None:
-        progress(len(files), len(files), "reading")
+    tick(len(files))
     if rcache is not None:
         rcache.store(fresh, gone)
         rcache.close()
@@ -363,6 +394,60 @@ def _read_vault(
         chains=chains,
         graph=EntityGraph.build(edges),
     )
+
+
+def _parse_in_parallel(
+    files: list[_File],
+    decoded: dict[str, tuple[Memory | None, list[Problem]]],
+    keys: dict[str, FileKey | None],
+    fresh: list[tuple[str, FileKey, bytes]],
+    rcache: ReadCache | None,
+    workers: int | None,
+    tick: Callable[[int], None],
+) -> None:
+    """Parse the memory files not in `decoded` in worker processes when there are enough of
+    them (see `read_vault`), adding their records to `decoded` (and to the reading cache,
+    in batches, as they arrive). Files the pool did not parse are left to the serial loop."""
+    todo = [
+        (f.rel, f.path)
+        for f in files
+        if f.rel not in decoded and _is_memory_file(f.rel)  # (a re-read: all in decoded)
+        and (rcache is None or keys.get(f.rel) is not None)
+    ]
+    n = pool_size() if workers is None else workers
+    if n < 2 or not todo or (workers is None and len(todo) < PARALLEL_MIN_FILES):
+        return
+    for rel, blob in parse_in_pool(todo, n, tick):
+        try:
+            decoded[rel] = cache_loads(blob)
+        except Exception:  # noqa: BLE001 - cannot happen with this reader's records: parse it
+            continue
+        key = keys.get(rel)
+        if rcache is not None and key is not None:
+            fresh.append((rel, key, blob))
+            if len(fresh) >= CACHE_WRITE_EVERY:
+                rcache.store(fresh, [])
+                fresh.clear()
+
+
+def _worker_main() -> None:
+    """A parsing worker (`parallel.py`): read its chunks of (rel, path) files (one marshalled
+    list) from stdin; for each chunk write the list of the files' records, encoded for the
+    reading cache, to stdout."""
+    import marshal
+    import sys
+
+    gc.disable()  # as `read_vault`: many objects, no cycles
+    chunks = marshal.load(sys.stdin.buffer)
+    out = sys.stdout.buffer
+    for chunk in chunks:
+        blobs = []
+        for rel, path in chunk:
+            file_problems: list[Problem] = []
+            memory = _read_memory(_File(rel, path), file_problems)
+            blobs.append(cache_dumps((memory, file_problems)))
+        marshal.dump(blobs, out)
+        out.flush()
 
 
 def _not_read(rel: str, why: str) -> Problem:

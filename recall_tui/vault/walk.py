@@ -41,6 +41,7 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
     root_real = os.path.realpath(root)
     files: list[_File] = []
     real_files: dict[str, str] = {}  # real path -> rel, for links to files read directly
+    plain: list[tuple[str, str, str]] = []  # real folder, name, rel: real_files when needed
     visited: dict[str, str] = {root_real: ""}
     linked_dirs: list[tuple[str, str, str, str]] = []  # rel, path, target, real parent
     linked_files: list[tuple[str, str, str]] = []  # rel, path, target
@@ -93,7 +94,7 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
                 linked_files.append((rel, entry.path, target))
             elif entry.is_file(follow_symlinks=False):
                 files.append(_File(rel, entry.path))
-                real_files[os.path.join(real_dir, name)] = rel
+                plain.append((real_dir, name, rel))
             elif name.endswith(".md"):
                 problems.append(Problem(rel, None, "not a regular file; skipped"))
 
@@ -127,6 +128,9 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
         else:
             visited[target] = rel
             stack.append((rel, path, target))
+    if linked_files:  # (joining every path up front cost ~1.5 us a file)
+        for real_dir, name, rel in plain:
+            real_files[os.path.join(real_dir, name)] = rel
     for rel, path, target in sorted(linked_files):
         if target in real_files:
             problems.append(

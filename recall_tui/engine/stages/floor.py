@@ -2,8 +2,8 @@
 Never pads.
 
 Scales: `fusion_max` reports 100 x score / (the best fused score possible in this recall:
-rank 1 in every channel that ran, weights included; 1.0 = a+b in linear mode), so bastra's
-bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
+rank 1 in every channel that ran, weights included; a+b in linear mode; Σ w in convex mode),
+so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
 100 x score / the best hit's score; `raw` reports the boosted score itself.
 """
 
@@ -35,6 +35,9 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     if fuse_cfg.method == "linear":
         best = (f"the best possible fused score here (cosine 1 and every keyword term, "
                 f"linear {fuse_cfg.linear_similarity:g}/{fuse_cfg.linear_keyword:g})")
+    elif fuse_cfg.method == "convex":
+        best = ("the best possible fused score here (the best candidate of every channel that "
+                "ran, Σ w)")
     else:
         best = (f"the best possible fused score here (rank 1 in every channel that ran, "
                 f"Σ w/(k+1), RRF k={fuse_cfg.rrf_k})")

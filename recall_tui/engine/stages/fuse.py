@@ -1,4 +1,5 @@
-"""fuse: weighted reciprocal rank fusion, or MemoryVault's linear merge.
+"""fuse: weighted reciprocal rank fusion, a convex combination of min-max normalised scores, or
+MemoryVault's linear merge.
 
 RRF: `score = sum over channels of w_c / (rrf_k + rank_c)`.
 
@@ -7,6 +8,13 @@ Linear (MemoryVault): `score = linear_similarity x cosine + linear_keyword x sha
 memory matched in any weighted keyword field, divided by the distinct query terms (0..1).
 Channels other than vector and keyword add `linear_keyword x w_c x raw / best raw of c`, so
 they rank with keyword-like evidence.
+
+Convex (recall-tui's own): `score = sum over channels of w_c x (raw - lo_c) / (hi_c - lo_c)`,
+each channel's raw scores min-max normalised over the candidates it returned in this recall
+(hi_c its best, lo_c its worst; a channel whose candidates all score alike gives each 1), so a
+channel's best candidate brings w_c and its worst 0. Unlike RRF it keeps how far apart the
+scores are (a clear first vector match outscores a near-tie); unlike the linear merge every
+channel is on the same 0..1 scale.
 """
 
 from __future__ import annotations
@@ -52,7 +60,36 @@ def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
     return out
 
 
-def formula(cfg, parts: Sequence[ChannelScore], score: float) -> str:
+def minmax(raw: float, lo: float, hi: float) -> float:
+    """`raw` min-max normalised to 0..1 between a channel's worst (lo) and best (hi) score;
+    1 when every candidate of the channel scored alike."""
+    return (raw - lo) / (hi - lo) if hi > lo else 1.0
+
+
+def ranges(rankings: Mapping[str, Sequence[tuple[str, float, int]]]) -> dict[str, tuple[float, float]]:
+    """Each channel's (worst, best) raw score in this recall: the bounds convex fusion
+    normalises by."""
+    return {ch: (min(r[1] for r in rows), max(r[1] for r in rows))
+            for ch, rows in rankings.items() if rows}
+
+
+def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
+           weights: Mapping[str, float]) -> dict[str, tuple[float, list[ChannelScore]]]:
+    """Convex combination of min-max normalised scores (see the module doc)."""
+    out: dict[str, tuple[float, list[ChannelScore]]] = {}
+    bounds = ranges(rankings)
+    for ch, rows in rankings.items():
+        w = weights.get(ch, 1.0)
+        for mid, raw, rank in rows:
+            c = w * minmax(raw, *bounds[ch])
+            score, parts = out.get(mid, (0.0, []))
+            parts.append(ChannelScore(ch, raw, rank, w, c))
+            out[mid] = (score + c, parts)
+    return out
+
+
+def formula(cfg, parts: Sequence[ChannelScore], score: float,
+            bounds: Mapping[str, tuple[float, float]] | None = None) -> str:
     """The fused score written out with its numbers, e.g.
     `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
     separated by `; `: the rule, then the sum)."""
@@ -60,6 +97,17 @@ def formula(cfg, parts: Sequence[ChannelScore], score: float) -> str:
         terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
         return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
                 f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
+    if cfg.method == "convex":
+        bounds = bounds or {}
+
+        def term(p: ChannelScore) -> str:
+            lo, hi = bounds.get(p.channel, (p.raw, p.raw))
+            norm = f"({p.raw:.4g}-{lo:.4g})/({hi:.4g}-{lo:.4g})" if hi > lo else "1 (one score)"
+            return f"{p.weight:g} x {norm} [{p.channel}]"
+
+        terms = " + ".join(term(p) for p in parts)
+        return (f"convex: Σ w x (raw - worst) / (best - worst), per channel over this recall's "
+                f"candidates; {terms or '0'} = {score:.4g}")
     terms = " + ".join(f"{p.weight:g}/({cfg.rrf_k}+{p.rank}) [{p.channel}]" for p in parts)
     return f"RRF k={cfg.rrf_k}: Σ w/(k + rank); {terms or '0'} = {score:.4g}"
 
@@ -85,6 +133,9 @@ def run(engine, st: RecallState) -> Out:
         if "keyword" not in rankings:
             best -= cfg.linear_keyword
         st.fusion_max = best if best > 0 else 1.0
+    elif cfg.method == "convex":
+        fused = convex(rankings, weights)
+        st.fusion_max = sum(weights[c] for c in rankings) or 1.0
     else:
         fused = rrf(rankings, weights, cfg.rrf_k)
         st.fusion_max = sum(weights[c] / (cfg.rrf_k + 1) for c in rankings) or 1.0
@@ -92,13 +143,17 @@ def run(engine, st: RecallState) -> Out:
     order = sorted(fused, key=lambda mid: (-fused[mid][0],
                                            -vault.memories[mid].updated.timestamp(), mid))
     st.fused = {mid: fused[mid][0] for mid in order}
-    st.extra["fusion"] = {mid: formula(cfg, fused[mid][1], fused[mid][0]) for mid in order}
+    bounds = ranges(rankings) if cfg.method == "convex" else None
+    st.extra["fusion"] = {mid: formula(cfg, fused[mid][1], fused[mid][0], bounds) for mid in order}
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
     st.score = dict(st.fused)
     out = Out(info=[("method", cfg.method), ("channels", " ".join(rankings) or "(none)"),
                     ("fusion_max", f"{st.fusion_max:.6f}")])
-    if cfg.method != "linear":
+    if cfg.method == "convex":
+        out.info.insert(1, ("ranges", ", ".join(f"{ch} {lo:.4g}..{hi:.4g}" for ch, (lo, hi)
+                                                in (bounds or {}).items()) or "(none)"))
+    elif cfg.method != "linear":
         out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
     for rank, mid in enumerate(order, 1):
         chs = "+".join(p.channel for p in st.channel_scores[mid])
