@@ -51,9 +51,7 @@ def built(tmp_path_factory, embedder):
     before = _files(root)
     calls: list[tuple[int, int, str]] = []
     vault = read_vault(root)
-    t0 = time.perf_counter()
     idx = Index.open(vault, embedder, progress=lambda d, t, p: calls.append((d, t, p)))
-    build_s = time.perf_counter() - t0
     report = idx.report
     idx.close()
     return {
@@ -62,7 +60,6 @@ def built(tmp_path_factory, embedder):
         "progress": calls,
         "before": before,
         "vault": vault,
-        "build_s": build_s,
     }
 
 
@@ -145,14 +142,11 @@ def test_second_open_embeds_nothing(built, embedder):
     Index.open(vault, embedder).close()
     file = built["root"] / ".recall" / "index.sqlite"
     before = file.read_bytes()
-    t0 = time.perf_counter()
     with Index.open(vault, embedder) as idx:
-        elapsed = time.perf_counter() - t0
         rep = idx.report
     n = len(vault.memories)
     assert (rep.added, rep.updated, rep.removed, rep.unchanged) == (0, 0, 0, n)
     assert rep.embedded == 0 and rep.reused == n + len(vault.turns)
-    assert elapsed < 2.0, f"a no-change open took {elapsed:.2f}s"
     assert file.read_bytes() == before, "opening an unchanged vault must not write"
 
 

@@ -168,6 +168,32 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _nothing_listening(host: str, timeout: float) -> str | None:
+    """Why no Ollama server can be at `host` (a URL or host:port), found by a bare TCP connect
+    so that `auto` does not import the HTTP client when nothing listens (the usual case without
+    Ollama; that import alone cost ~0.5 s of a first open); None when something accepted the
+    connection or the address needs the client's own parsing, so the full check runs."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(host if "://" in host else "http://" + host)
+        name, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not name or port is None:
+        return None
+    try:
+        with socket.create_connection((name, port), timeout=timeout):
+            return None
+    except ConnectionRefusedError:
+        return f"ollama not reachable at {host} (connection refused)"
+    except TimeoutError:
+        return f"ollama not reachable at {host} (timed out)"
+    except OSError:
+        return None
+
+
 class OllamaEmbedder:
     """Embeddings from an Ollama server's /api/embed; every failure is an EmbedderUnavailable."""
 
@@ -301,13 +327,17 @@ def make_embedder(
         return emb, f"ollama {emb.model} at {emb.host} (asked for)"
     if kind != "auto":
         raise ValueError(f"unknown embedder {kind!r}: use auto, local, ollama or none")
-    emb = OllamaEmbedder(model or DEFAULT_OLLAMA_MODEL, host, timeout)
-    try:
-        emb.check(min(timeout, AUTO_PROBE_SECONDS))
-    except EmbedderUnavailable as exc:
-        why = exc.reason
-    else:
-        return emb, f"ollama {emb.model} answered at {emb.host}"
+    probe = min(timeout, AUTO_PROBE_SECONDS)
+    where = host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+    why = _nothing_listening(where, probe)
+    if why is None:  # something listens: ask it properly (imports the client, ~0.5 s)
+        emb = OllamaEmbedder(model or DEFAULT_OLLAMA_MODEL, host, timeout)
+        try:
+            emb.check(probe)
+        except EmbedderUnavailable as exc:
+            why = exc.reason
+        else:
+            return emb, f"ollama {emb.model} answered at {emb.host}"
     # find_spec, not import: onnxruntime takes a second to import and the model loads lazily.
     lacking = [m for m in _LOCAL_MODULES if importlib.util.find_spec(m) is None]
     if lacking:
