@@ -45,20 +45,27 @@ def small_vault(dst: Path) -> Path:
     return dst
 
 
-def count_rows(db: Path, table: str) -> int:
-    """Rows in `table` of the index at `db`, read through a read-only connection (0 while the
-    file or table does not exist yet)."""
+def count_rows(db: Path, table: str, where: str = "1") -> int:
+    """Rows in `table` of the index at `db` (matching `where`), read through a read-only
+    connection (0 while the file or table does not exist yet)."""
     try:
         conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     except apsw.Error:
         return 0
     try:
         conn.set_busy_timeout(10_000)
-        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return conn.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0]
     except apsw.Error:
         return 0
     finally:
         conn.close()
+
+
+def stored_vectors(db: Path) -> int:
+    """Vectors the index at `db` holds: on memories (the vec0 table's rowid shadow table, read
+    without the extension), on turns, and parked in the embedding cache (each stored once)."""
+    return (count_rows(db, "memory_vectors_rowids") + count_rows(db, "embed_cache")
+            + count_rows(db, "turns", "vector IS NOT NULL"))
 
 
 def wait_until(pred, what: str, timeout: float = TIMEOUT, every: float = 0.01) -> None:
@@ -73,7 +80,7 @@ def test_kill_during_index_loses_at_most_the_batch_in_flight(bare_vault_copy: Pa
     proc = popen("index", bare_vault_copy, "--embedder", "local", "--json")
     try:
         wait_until(
-            lambda: proc.poll() is not None or count_rows(db, "embed_cache") >= EMBED_CHUNK,
+            lambda: proc.poll() is not None or stored_vectors(db) >= EMBED_CHUNK,
             "the first batch of embeddings to be committed",
         )
         assert proc.poll() is None, (
@@ -86,14 +93,14 @@ def test_kill_during_index_loses_at_most_the_batch_in_flight(bare_vault_copy: Pa
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    committed = count_rows(db, "embed_cache")
+    committed = stored_vectors(db)
     assert committed >= EMBED_CHUNK
 
     again = cli("index", bare_vault_copy, "--embedder", "local", "--json")
     assert again.returncode == 0, again.stderr
     rep = json.loads(again.stdout)["report"]
     assert rep["rebuilt"] is None, "the killed run's file was thrown away, not recovered"
-    total = count_rows(db, "embed_cache")
+    total = stored_vectors(db)
     assert committed < total, "the kill came after the last batch: nothing left to prove"
     # Only what the killed run had not committed is embedded again; every committed batch
     # is reused (before batching, a kill threw all of them away).
@@ -116,7 +123,8 @@ def test_rebuild_keeps_the_embedding_cache_and_recall_stats_unless_asked(tmp_pat
         first = idx.report
     assert first.embedded > 0
     db = root / ".recall" / "index.sqlite"
-    cached = count_rows(db, "embed_cache")
+    cached = stored_vectors(db)
+    assert count_rows(db, "embed_cache") == 0, "a vector stored twice (cache and row)"
 
     assert main(["index", str(root), "--embedder", "local", "--rebuild", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)["report"]
@@ -124,7 +132,9 @@ def test_rebuild_keeps_the_embedding_cache_and_recall_stats_unless_asked(tmp_pat
     assert rep["added"] == len(vault.memories) and rep["unchanged"] == 0
     assert rep["embedded"] == 0, "a rebuild re-embedded texts the cache held"
     assert rep["reused"] == first.vectors + first.turns
-    assert count_rows(db, "embed_cache") == cached
+    assert stored_vectors(db) == cached
+    # Parked in the cache for the rebuild, taken back out onto the new rows: stored once.
+    assert count_rows(db, "embed_cache") == 0
     with Index.open(read_vault(root), emb, read_only=True) as idx:
         assert idx.recall_stats(some[0]).count == 2
         assert idx.recall_stats(some[1]).count == 1

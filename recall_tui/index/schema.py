@@ -20,7 +20,13 @@ import sqlite_vec
 from recall_tui.index.fts import FTS_COLUMNS
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: What changed in each version, said when an older file is rebuilt.
+SCHEMA_CHANGES = {
+    2: "the memories table no longer stores texts; embed_cache became a rowid table",
+    3: "the content trigram table is built on first need",
+    4: "each vector is stored once (embed_cache keeps only vectors no memory or turn has)",
+}
 #: How long a write waits for another process's write transaction before giving up (ms). Write
 #: transactions are short (embedding runs outside them), so this is only reached when something
 #: is badly stuck; waiting long beats failing with "database is locked".
@@ -173,7 +179,7 @@ def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
         if row is None:
             return "no schema_version in meta"
         if str(row[0]) != str(SCHEMA_VERSION):
-            return f"schema version {row[0]}, this recall-tui uses {SCHEMA_VERSION}"
+            return _version_reason(str(row[0]))
         if size <= QUICK_CHECK_MAX_BYTES:
             check = conn.execute("PRAGMA quick_check(1)").fetchone()
             if not check or check[0] != "ok":
@@ -183,6 +189,17 @@ def _validate(conn: apsw.Connection, size: int = 0) -> str | None:
     except apsw.Error as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _version_reason(found: str) -> str:
+    """Why a file of schema version `found` is rebuilt: the versions apart and what changed."""
+    why = f"schema version {found}, this recall-tui uses {SCHEMA_VERSION}"
+    if found.isdigit() and int(found) < SCHEMA_VERSION:
+        changes = [SCHEMA_CHANGES[v] for v in range(int(found) + 1, SCHEMA_VERSION + 1)
+                   if v in SCHEMA_CHANGES]
+        if changes:
+            why += " (" + "; ".join(changes) + ")"
+    return why
 
 
 def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
@@ -202,9 +219,36 @@ def _open_existing(path: Path) -> tuple[apsw.Connection | None, str | None]:
     if why is None:
         return conn, None
     if conn is not None:
+        _keep_old_cache(conn, path)
         conn.close()
     remove_index_files(path)
     return None, why
+
+
+def previous_cache_path(path: Path) -> Path:
+    """Where an older index's embedding cache waits for the rebuild that replaces it."""
+    return Path(str(path) + ".previous-cache")
+
+
+def _keep_old_cache(conn: apsw.Connection, path: Path) -> None:
+    """Before an index of an older schema version (2 or 3: their `embed_cache` held every
+    vector ever made) is deleted, copy its embedding cache to `previous_cache_path`, so the
+    rebuild takes the vectors from it instead of embedding every text again
+    (`Index._adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or str(row[0]) not in ("2", "3"):
+            return
+        keep = previous_cache_path(path)
+        remove_index_files(keep)
+        conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
+        try:
+            conn.execute("CREATE TABLE keep.embed_cache AS SELECT model, text_hash, dim, vector"
+                         " FROM main.embed_cache")
+        finally:
+            conn.execute("DETACH DATABASE keep")
+    except apsw.Error:
+        remove_index_files(previous_cache_path(path))
 
 
 def remove_index_files(path: Path) -> None:
@@ -230,6 +274,7 @@ CREATE TABLE memories(
     scope TEXT NOT NULL,
     topic_key TEXT NOT NULL
 );
+CREATE INDEX memories_embed ON memories(embed_hash);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2');
@@ -263,6 +308,7 @@ CREATE TABLE turns(
     row_hash TEXT NOT NULL,
     text_hash TEXT NOT NULL,
     vector BLOB);
+CREATE INDEX turns_text ON turns(text_hash);
 CREATE TABLE signatures(id TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE recall_stats(
     id TEXT PRIMARY KEY, count INTEGER NOT NULL, last_recalled TEXT, times TEXT NOT NULL

@@ -20,6 +20,8 @@ class SharedFile:
         memory, turn, vector, edge and signature; with `what="all"` also the embedding cache
         and the recall statistics (otherwise kept: they cost embedding time and history)."""
         conn = self._conn
+        if what != "all":
+            self.park_all_vectors()  # vectors once: they wait in the cache for the rebuild
         for table in ("memories", "edges", "turns", "signatures"):
             conn.execute(f"DELETE FROM {table}")
         for fts in ("memories_fts", "memories_trigram", "memories_original"):

@@ -14,7 +14,8 @@ extension on every platform. Headless: no textual, no rich.
 `Index` is put together here from the parts in its sibling modules: `schema.py` (the file,
 its schema and version, opening and checking it), `sync.py` (incremental update,
 `IndexReport`), `fts.py` (FTS5 porter and trigram search, the in-memory bm25) and
-`vectors.py` (sqlite-vec, the numpy kNN, the embedding cache), `stats.py` (recall statistics)
+`vectors.py` (sqlite-vec, the numpy kNN), `vector_sync.py` (filling the vectors, each stored
+once, the embedding cache), `stats.py` (recall statistics)
 and `sharing.py` (rebuild in place, noticing other processes' writes). This module keeps
 opening (and the in-memory fallback), the meta table, the caches, signatures and edges, and
 re-exports the parts' public names, so `from recall_tui.index.store import ...` keeps working.
@@ -62,6 +63,7 @@ from recall_tui.index.schema import (
     _validate,
     default_index_path,
     memory_fallback_note,
+    previous_cache_path,
     remove_index_files,
     resolve_index_path,
     write_txn,
@@ -79,12 +81,11 @@ from recall_tui.index.sync import (
     trigram_content,
 )
 from recall_tui.index.trigram_build import TrigramBuild
+from recall_tui.index.vector_sync import EMBED_CHUNK, VectorSync, _embedder_key
 from recall_tui.index.vectors import (
-    EMBED_CHUNK,
     NUMPY_KNN_MAX_BYTES,
     QUERY_CACHE_SIZE,
     VectorStore,
-    _embedder_key,
     knn_like_sqlite_vec,
 )
 from recall_tui.vault.model import Memory, Vault
@@ -121,7 +122,8 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(FtsSearch, VectorStore, IndexSync, TrigramBuild, SharedFile, RecallStatsStore):
+class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedFile,
+            RecallStatsStore):
     """An open index. Use `Index.open`; every public method is safe to call from any thread."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
@@ -265,6 +267,7 @@ class Index(FtsSearch, VectorStore, IndexSync, TrigramBuild, SharedFile, RecallS
                 idx._defer_vectors = defer_vectors
                 if fresh:
                     idx._create_schema()
+                    idx._adopt_previous_cache(previous_cache_path(target))
                 clear = None
                 if rebuild and not fresh:
                     clear = "all" if drop_cache else "index"

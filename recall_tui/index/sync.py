@@ -3,7 +3,7 @@
 `IndexSync` is the part of `Index` that writes memories and turns (`update_files`, `_sync`):
 a memory is re-indexed only when its row hash (everything the index stores about it but its
 mtime) changed. `IndexReport` says what one run did. Vectors are filled in afterwards by
-`VectorStore._sync_vectors`. Headless.
+`VectorSync._sync_vectors`. Headless.
 """
 
 from __future__ import annotations
@@ -376,6 +376,9 @@ class IndexSync:
         if row is None:
             return
         mid = row[0]
+        if self._has_vec_table():
+            self.park_memory_vector(rowid)  # vectors once: its vector moves to the cache
+            conn.execute("DELETE FROM memory_vectors WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_trigram WHERE rowid=?", (rowid,))
@@ -383,8 +386,6 @@ class IndexSync:
         conn.execute("DELETE FROM memories_words WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
-        if self._has_vec_table():
-            conn.execute("DELETE FROM memory_vectors WHERE rowid=?", (rowid,))
 
     def _insert_memory(self, m: Memory, fields: tuple, row_hash: str) -> int:
         """Insert one memory into every table; returns its rowid."""
@@ -466,12 +467,14 @@ class IndexSync:
                 continue
             changed = True
             if old is not None:
+                self.park_turn_vectors([old[0]])
                 conn.execute("DELETE FROM turns WHERE rowid=?", (old[0],))
             conn.execute(
                 "INSERT INTO turns(id, session_id, seq, role, text, at, path, row_hash, text_hash)"
                 " VALUES (?,?,?,?,?,?,?,?,?)",
                 (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, _sha(t.text)),
             )
+        self.park_turn_vectors([r for r, _ in stored.values()])
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
         if changed or stored:
             self._turn_vectors = None

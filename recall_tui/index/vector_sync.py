@@ -1,0 +1,444 @@
+"""Filling the vectors: every memory and turn gets one, each vector stored once (schema 4).
+
+`VectorSync` is the part of `Index` that gives memories and turns their vectors after a text
+sync (`_sync_vectors`). A vector lives in exactly one place: on its memory (the vec0 table
+`memory_vectors`) or turn (`turns.vector`) while one has that text, else in `embed_cache`,
+keyed by (embedder, text hash), so an edit and back, a rename, a rebuild or switching the
+embedder and back costs no embedding. A vector moves, in the transaction that changes its
+row: a memory deleted or re-indexed, a turn replaced, a rebuild (`_clear`) and dropping the
+vectors of another embedder park theirs in the cache (`park_*`), and a sync takes a parked
+vector back out of the cache when it gives it to a row. Before schema 4 the cache held every
+vector ever made and the vec0 table held them all again (220 + 157 MB at 100k).
+
+The sync streams: the rows that need a vector are listed once (ids and hashes, no texts),
+then the vectors are taken from storage 500 hashes at a time, and the texts to embed are
+built, embedded and committed EMBED_CHUNK at a time, so the build never holds every text or
+vector of the vault at once. Every write is its own `BEGIN IMMEDIATE` transaction that
+re-checks what it relies on (see docs/data-safety.md). Headless.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from recall_tui.index.embed import Embedder, EmbedderUnavailable
+from recall_tui.index.schema import remove_index_files, write_txn
+from recall_tui.index.sync import Progress, _sha, embed_text
+from recall_tui.vault.model import Vault
+
+#: Texts embedded per call while building, each chunk committed on its own: progress moves,
+#: and a failure or a kill loses at most one chunk of embedding work.
+EMBED_CHUNK = 32
+#: Hashes looked up (and vectors written) per transaction when taking stored vectors.
+TAKE_BATCH = 500
+
+# The embedder the stored vectors belong to, read inside the statement that parks them (never
+# from a cache: another process may have switched it since this one last looked).
+_OWNER_KEY = "(SELECT value FROM meta WHERE key='embedder_key')"
+_OWNER_DIM = "(SELECT CAST(value AS INTEGER) FROM meta WHERE key='embedder_dim')"
+# Vectors are parked only while meta names the embedder that made them (always the case when
+# a vector exists; the guard keeps a NULL model out of the cache if it ever were not).
+_OWNED = f"{_OWNER_KEY} <> '' AND {_OWNER_DIM} > 0"
+_PARK_MEMORY = (
+    "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
+    f" SELECT {_OWNER_KEY}, m.embed_hash, {_OWNER_DIM}, v.embedding"
+    f" FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid WHERE {_OWNED}"
+)
+_PARK_TURN = (
+    "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
+    f" SELECT {_OWNER_KEY}, text_hash, {_OWNER_DIM}, vector FROM turns"
+    f" WHERE vector IS NOT NULL AND {_OWNED}"
+)
+
+
+# A text another memory or turn still holds a vector of is not parked (it would be stored twice).
+_HELD_ELSEWHERE = (
+    "EXISTS (SELECT 1 FROM memories o JOIN memory_vectors_rowids r ON r.rowid = o.rowid"
+    " WHERE o.embed_hash = {h} AND o.rowid != {mem})"
+    " OR EXISTS (SELECT 1 FROM turns t WHERE t.text_hash = {h} AND t.vector IS NOT NULL"
+    " AND t.rowid != {turn})"
+)
+
+
+class VectorSync:
+    """The vector filling half of `Index` (a mixin: it uses the Index's connection, lock,
+    meta and caches)."""
+
+    # ------------------------------------------------------------------ moving vectors
+
+    def park_memory_vector(self, rowid: int) -> None:
+        """Inside a write transaction, before memory `rowid` loses its vector row: keep the
+        vector in the embedding cache (its text may come back, or another memory have it)."""
+        if self._has_vec_table():
+            held = _HELD_ELSEWHERE.format(h="m.embed_hash", mem="m.rowid", turn="-1")
+            self._conn.execute(_PARK_MEMORY + f" AND m.rowid = ? AND NOT ({held})", (rowid,))
+
+    def park_turn_vectors(self, rowids: list[int]) -> None:
+        """Inside a write transaction, before turns `rowids` are deleted: cache their vectors."""
+        if not rowids:
+            return
+        held = _HELD_ELSEWHERE.format(h="turns.text_hash", mem="-1", turn="turns.rowid")
+        if not self._has_vec_table():
+            held = held.split(" OR ", 1)[1]
+        self._conn.executemany(_PARK_TURN + f" AND rowid = ? AND NOT ({held})",
+                               [(r,) for r in rowids])
+
+    def park_all_vectors(self) -> None:
+        """Inside a write transaction, before every vector row is dropped (a rebuild, another
+        embedder): cache them all, under the embedder that made them."""
+        if self._meta_owner() is None:
+            return
+        if self._has_vec_table():
+            self._conn.execute(_PARK_MEMORY)
+        self._conn.execute(_PARK_TURN)
+
+    def _meta_owner(self) -> tuple[str, int] | None:
+        rows = dict(self._conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('embedder_key', 'embedder_dim')"
+        ).fetchall())
+        key, dim = rows.get("embedder_key") or "", int(rows.get("embedder_dim") or 0)
+        return (key, dim) if key and dim > 0 else None
+
+    def _adopt_previous_cache(self, keep: Path) -> None:
+        """A new file replacing an older schema's: take the old embedding cache (see
+        `schema._keep_old_cache`) into this one, then delete it; the sync that follows moves
+        each vector onto its memory (so an upgrade embeds nothing already embedded)."""
+        if not keep.exists():
+            return
+        try:
+            self._conn.execute("ATTACH DATABASE ? AS keep", (str(keep),))
+            try:
+                with write_txn(self._conn):
+                    self._conn.execute(
+                        "INSERT OR IGNORE INTO embed_cache(model, text_hash, dim, vector)"
+                        " SELECT model, text_hash, dim, vector FROM keep.embed_cache")
+            finally:
+                self._conn.execute("DETACH DATABASE keep")
+        except apsw.Error:
+            pass  # only a cache: the sync embeds what it lacks
+        remove_index_files(keep)
+
+    # ------------------------------------------------------------------ the sync
+
+    def _sync_vectors(
+        self, vault: Vault, progress: Progress | None
+    ) -> tuple[int, int, float, str | None]:
+        """Give every memory and turn a vector from storage or the embedder.
+
+        Returns (embedded, reused, embed ms, error). Vectors made by another embedder or model
+        are parked in the cache first, so switching back costs no embedding.
+        """
+        conn = self._conn
+        emb = self.embedder
+        key = _embedder_key(emb)
+        if emb.name == "none":
+            with self._lock, write_txn(conn):
+                self._drop_vectors()
+                self._set_meta(
+                    embedder_name="none",
+                    embedder_model="",
+                    embedder_dim="0",
+                    embedder_key=key,
+                    embed_error="no embedder: vectors off",
+                )
+            return 0, 0, 0.0, "no embedder: vectors off"
+        try:
+            dim = emb.dim
+        except EmbedderUnavailable as exc:
+            with self._lock, write_txn(conn):
+                self._drop_vectors()
+                self._set_meta(
+                    embedder_name=emb.name,
+                    embedder_model=emb.model,
+                    embedder_dim="0",
+                    embedder_key=key,
+                    embed_error=exc.reason,
+                )
+            return 0, 0, 0.0, exc.reason
+        with self._lock, write_txn(conn):
+            self._meta_cache = None  # another process may have changed it
+            if self._meta("embedder_key") != key or self._meta("embedder_dim") != str(dim):
+                self._drop_vectors()
+            if not self._has_vec_table():
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE memory_vectors USING vec0("
+                    f"embedding float[{int(dim)}] distance_metric=cosine)"
+                )
+            self._set_meta(
+                embedder_name=emb.name,
+                embedder_model=emb.model,
+                embedder_dim=str(dim),
+                embedder_key=key,
+            )
+            # Only ids and hashes (and the path to rebuild a memory's text from): no texts.
+            if self._novec is None:
+                need_mem_rows = conn.execute(
+                    "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid NOT IN "
+                    "(SELECT rowid FROM memory_vectors)"
+                ).fetchall()
+            else:
+                # The rows without a vector are known (those inserted since the last sync and
+                # any it could not embed): no scan of the vec0 table (~15 ms at 10k).
+                need_mem_rows = []
+                todo_rows = sorted(self._novec)
+                for i in range(0, len(todo_rows), TAKE_BATCH):
+                    part = todo_rows[i : i + TAKE_BATCH]
+                    need_mem_rows += conn.execute(
+                        "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid IN "
+                        f"({','.join('?' * len(part))})",
+                        part,
+                    ).fetchall()
+            need_turns = conn.execute(
+                "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
+            ).fetchall()
+            self._novec = set()
+            if not need_mem_rows and not need_turns:
+                self._del_meta("embed_error")
+                return 0, self._with_vector(), 0.0, None
+        # The rowids that need each text (memories, turns): a vector is written only onto a
+        # row that still needs exactly that text (checked again inside each write).
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+        # text hash -> the (id, path) of a memory to rebuild the text from
+        source: dict[str, tuple[str, str]] = {}
+        for rowid, h, mid, path in need_mem_rows:
+            wanted[0].setdefault(h, []).append(rowid)
+            source.setdefault(h, (mid, path))
+        for rowid, h in need_turns:
+            wanted[1].setdefault(h, []).append(rowid)
+        del need_mem_rows
+        hashes = sorted(wanted[0].keys() | wanted[1].keys())
+        # Vectors from storage first (parked in the cache, or on another row with the same
+        # text), a batch per transaction.
+        have: set[str] = set()
+        go_on = True
+        for i in range(0, len(hashes), TAKE_BATCH):
+            got = self._take_stored(key, dim, hashes[i : i + TAKE_BATCH], wanted)
+            if got is None:
+                go_on = False  # another process switched the embedder or rebuilt
+                break
+            have |= got
+        missing = [h for h in hashes if h not in have] if go_on else []
+        new: set[str] = set()
+        error: str | None = None
+        t0 = time.perf_counter()
+        if progress and missing:
+            progress(0, len(missing), "embed")
+        done = 0
+        for chunk in _chunks(self._texts(vault, missing, source, wanted[1]), EMBED_CHUNK):
+            try:
+                vecs = emb.embed([t for _, t in chunk])
+            except EmbedderUnavailable as exc:
+                error = exc.reason
+                break
+            made = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(chunk, vecs, strict=True)}
+            if self._write_vectors(key, dim, made, wanted) is None:
+                break  # another process switched the embedder or rebuilt: its vectors win
+            new.update(made)
+            done += len(chunk)
+            if progress:
+                progress(done, len(missing), "embed")
+        if progress and missing and done < len(missing) and error is None:
+            progress(len(missing), len(missing), "embed")  # texts no longer in the vault
+        embed_ms = (time.perf_counter() - t0) * 1000
+        have |= new
+        with self._lock, write_txn(conn):
+            self._novec = {r for h, rows in wanted[0].items() if h not in have for r in rows}
+            if error:
+                self._set_meta(embed_error=error)
+            else:
+                self._del_meta("embed_error")
+            self._invalidate()
+            with_vector = self._with_vector()
+        fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
+        return len(new), max(0, with_vector - fresh), embed_ms, error
+
+    def _with_vector(self) -> int:
+        """Memories and turns that have a vector."""
+        return self._count_vectors() + self._conn.execute(
+            "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
+        ).fetchone()[0]
+
+    def _texts(
+        self, vault: Vault, hashes: list[str], source: dict[str, tuple[str, str]],
+        turn_rows: dict[str, list[int]],
+    ) -> Iterator[tuple[str, str]]:
+        """(hash, text) for each of `hashes` whose text is still what the row was indexed
+        with, built one at a time: a memory's from the vault's memory of the row's id and
+        path, a turn's read back from its row."""
+        for h in hashes:
+            text = None
+            mid, path = source.get(h, ("", ""))
+            m = vault.memories.get(mid)
+            if m is not None and m.path == path:
+                text = embed_text(m)
+            elif h in turn_rows:
+                with self._lock:
+                    row = self._conn.execute(
+                        "SELECT text FROM turns WHERE rowid=?", (turn_rows[h][0],)
+                    ).fetchone()
+                text = row[0] if row else None
+            if text is not None and _sha(text) == h:
+                yield h, text
+
+    def _take_stored(
+        self, key: str, dim: int, hashes: list[str],
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]],
+    ) -> set[str] | None:
+        """One transaction: the vectors of `hashes` already stored (parked in the cache, or on
+        a memory or turn with the same text), written onto the rows that want them; returns
+        the hashes found, None when the index no longer holds this embedder's vectors."""
+        conn = self._conn
+        q = ",".join("?" * len(hashes))
+        with self._lock, write_txn(conn):
+            if not self._still_ours(key):
+                return None
+            found = dict(conn.execute(
+                f"SELECT text_hash, vector FROM embed_cache WHERE model=? AND dim=?"
+                f" AND text_hash IN ({q})",
+                (key, dim, *hashes),
+            ).fetchall())
+            rest = [h for h in hashes if h not in found]
+            if rest:
+                q = ",".join("?" * len(rest))
+                found.update(conn.execute(
+                    "SELECT m.embed_hash, v.embedding FROM memories m JOIN memory_vectors v"
+                    f" ON v.rowid = m.rowid WHERE m.embed_hash IN ({q})",
+                    rest,
+                ).fetchall())
+                rest = [h for h in rest if h not in found]
+            if rest:
+                q = ",".join("?" * len(rest))
+                found.update(conn.execute(
+                    f"SELECT text_hash, vector FROM turns WHERE text_hash IN ({q})"
+                    " AND vector IS NOT NULL",
+                    rest,
+                ).fetchall())
+            self._place(key, found, wanted)
+        return set(found)
+
+    def _write_vectors(
+        self,
+        key: str,
+        dim: int,
+        vecs: dict[str, np.ndarray],
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]],
+    ) -> set[str] | None:
+        """Commit one chunk of new vectors (by text hash) onto the memories and turns that
+        still need exactly those texts; a vector no row takes (its memory was edited or
+        deleted meanwhile) goes to the cache, so the work is kept, unless another row holds
+        that text's vector already (another process embedded it too). None when the index no
+        longer holds vectors of this embedder (another process switched or rebuilt), and
+        nothing was written."""
+        if not vecs:
+            return set()
+        conn = self._conn
+        with self._lock, write_txn(conn):
+            if not self._still_ours(key):
+                return None
+            blobs = {h: v.tobytes() for h, v in vecs.items()}
+            taken = self._place(key, blobs, wanted)
+            held = _HELD_ELSEWHERE.format(h="?1", mem="-1", turn="-1")
+            conn.executemany(
+                "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
+                f" SELECT ?2, ?1, ?3, ?4 WHERE NOT ({held})",
+                [(h, key, dim, b) for h, b in blobs.items() if h not in taken],
+            )
+        return taken
+
+    def _still_ours(self, key: str) -> bool:
+        self._meta_cache = None
+        return self._meta("embedder_key") == key and self._has_vec_table()
+
+    def _place(
+        self, key: str, blobs: dict[str, bytes],
+        wanted: tuple[dict[str, list[int]], dict[str, list[int]]],
+    ) -> set[str]:
+        """Inside a write transaction: write each vector onto the memories and turns that
+        still need exactly its text, take it out of the cache if one did; the hashes placed.
+
+        Checked inside the write lock, since another process may have written since the rows
+        were listed: a memory that has a vector already, was re-indexed with another text or
+        is gone is left alone (no duplicate key, no vector on the wrong text)."""
+        conn = self._conn
+        rows: list[tuple[int, bytes]] = []
+        taken: set[str] = set()
+        for h, blob in blobs.items():
+            for rowid in wanted[0].get(h, ()):
+                still = conn.execute(
+                    "SELECT 1 FROM memories WHERE rowid=? AND embed_hash=? AND NOT EXISTS"
+                    " (SELECT 1 FROM memory_vectors_rowids WHERE rowid=?)",
+                    (rowid, h, rowid),
+                ).fetchone()
+                if still is not None:
+                    rows.append((rowid, blob))
+                    taken.add(h)
+        conn.executemany("INSERT INTO memory_vectors(rowid, embedding) VALUES (?, ?)", rows)
+        placed_turns = False
+        for h, blob in blobs.items():
+            for rowid in wanted[1].get(h, ()):
+                conn.execute(
+                    "UPDATE turns SET vector=? WHERE rowid=? AND text_hash=? AND vector IS NULL",
+                    (blob, rowid, h),
+                )
+                if conn.changes():
+                    taken.add(h)
+                    placed_turns = True
+        conn.executemany("DELETE FROM embed_cache WHERE model=? AND text_hash=?",
+                         [(key, h) for h in taken])
+        self._invalidate()
+        if rows or placed_turns:
+            self._bump_generation()
+        return taken
+
+    def _vectors_complete(self) -> bool:
+        """True when a vector sync would embed nothing: the stored vectors are this
+        embedder's and every memory and turn has one (cheap: no model is loaded)."""
+        with self._lock:
+            if self._meta("embedder_key") != _embedder_key(self.embedder):
+                return False
+            if self.embedder.name == "none":
+                return True
+            if not self._has_vec_table():
+                return False
+            if self._novec is not None:
+                missing = bool(self._novec)
+            else:
+                missing = self._conn.execute(
+                    "SELECT 1 FROM memories WHERE rowid NOT IN "
+                    "(SELECT rowid FROM memory_vectors) LIMIT 1"
+                ).fetchone() is not None
+            return not missing and self._conn.execute(
+                "SELECT 1 FROM turns WHERE vector IS NULL LIMIT 1"
+            ).fetchone() is None
+
+    def _drop_vectors(self) -> None:
+        """Inside a write transaction: drop every memory and turn vector, parked in the cache
+        under the embedder that made them first (switching back embeds nothing)."""
+        self.park_all_vectors()
+        self._novec = None
+        self._conn.execute("DROP TABLE IF EXISTS memory_vectors")
+        self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
+        self._query_cache.clear()
+        self._invalidate()
+        self._bump_generation()
+
+
+def _chunks(items: Iterator[tuple[str, str]], n: int) -> Iterator[list[tuple[str, str]]]:
+    chunk: list[tuple[str, str]] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == n:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _embedder_key(emb: Embedder) -> str:
+    """What the embedding cache and the stored vectors are keyed by: `name:model`."""
+    return f"{emb.name}:{emb.model}"
