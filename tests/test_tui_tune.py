@@ -92,11 +92,11 @@ def set_fields(pane: TuningPane, **values: str) -> None:
         pane.query_one(f"#tune-{name}", Input).value = value
 
 
-def reference(engine, qfile: Path, base, budget: int, seed: int):
+def reference(engine, qfile: Path, base, budget: int, seed: int, knobs: tuple[str, ...] = ()):
     """The search the tab should have run, asked of the headless module directly."""
     label = Path(engine.vault.root).resolve().name
     return tune([TuneVault(engine, read_golden(qfile), label)], base, base_name=PRESET,
-                budget=budget, folds=TUNE_FOLDS, seed=seed, k=10, now=PINNED_NOW)
+                budget=budget, folds=TUNE_FOLDS, seed=seed, k=10, now=PINNED_NOW, knobs=knobs)
 
 
 def test_tab_defaults_are_the_commands():
@@ -242,6 +242,34 @@ async def test_a_remapped_key_and_bad_settings(planted):
         pane.query_one("#tune-start", Button).press()  # the same button cancels
         await wait_until(pilot, lambda: pane.tune_state == "cancelled", "the cancel")
         await wait_for_text(pilot, app, "start (ctrl+t)")
+
+
+async def test_the_knobs_field_restricts_the_search(planted):
+    root, qfile, base, engine = planted
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_pane(pilot, app, "M")
+        # a pattern that matches no knob is refused with its name and the knobs there are
+        set_fields(pane, budget="30", globs="keyword.*, fuse.wieghts.*")
+        pane.query_one("#tune-start", Button).press()
+        await wait_until(pilot, lambda: pane.tune_state == "failed", "the refusal")
+        status = " ".join(str(pane.query_one("#tune-status", Static).render()).split())
+        assert "'fuse.wieghts.*' matches no knob" in status and "fuse.weights.keyword" in status
+        assert pane.tune_result is None
+        # glob patterns, comma-separated, as `recall-tui tune --knobs`; enter in the field starts
+        set_fields(pane, globs="keyword.title, hops.*")
+        pane.query_one("#tune-globs", Input).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: pane.tune_state == "done", "the search to end")
+        assert pane.tune_request.knobs == ("keyword.title", "hops.*")
+        ref = reference(engine, qfile, base, 30, TUNE_SEED, ("keyword.title", "hops.*"))
+        assert pane.tune_result.to_json() == ref.to_json()
+        assert ref.searched == ("keyword.title", "hops.enabled", "hops.factor")
+        assert all(p in ref.searched for c in ref.leaderboard for p, _v in c.changes)
+        status = str(pane.query_one("#tune-status", Static).render())
+        assert "knobs keyword.title,hops.*" in status
+        summary = str(pane.query_one("#tune-summary", Static).render())
+        assert "knobs keyword.title,hops.* only" in summary
 
 
 async def test_judge_writes_to_the_queries_file_on_screen(planted, tmp_path):

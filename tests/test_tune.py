@@ -17,7 +17,16 @@ import pytest
 from recall_tui.engine import open_engine
 from recall_tui.engine.config import load_preset
 from recall_tui.tuning import metrics
-from recall_tui.tuning.tune import TuneVault, apply_changes, make_folds, make_pool, tune
+from recall_tui.tuning.tune import (
+    TuneVault,
+    apply_changes,
+    knob_patterns,
+    make_folds,
+    make_pool,
+    restrict,
+    search_space,
+    tune,
+)
 from tests.engine_vaults import mem, write_vault
 
 BIN = Path(sys.executable).with_name("recall-tui")
@@ -154,6 +163,43 @@ def test_deterministic_for_a_seed(planted):
     assert make_pool(load_preset("default"), 30, 1) != make_pool(load_preset("default"), 30, 2)
 
 
+def test_knobs_restrict_the_pool_and_the_search(planted):
+    base = load_preset("default")
+    # the pool holds only changes to knobs matching a pattern (`*` crosses dots), and the base
+    pool = make_pool(base, 40, 3, ("fuse.*", "vector.threshold"))
+    assert pool[0] == () and len(pool) == 40
+    paths = {p for c in pool for p, _v in c}
+    assert paths and all(p.startswith("fuse.") or p == "vector.threshold" for p in paths), paths
+    assert "fuse.weights.vector" in paths and "vector.threshold" in paths
+    # every single change of the restricted space is in a pool large enough for it
+    space = restrict(search_space(base), ("fuse.*", "vector.threshold"))
+    singles = {(p, v) for p, vals in space for v in vals}
+    assert singles <= {c[0] for c in make_pool(base, 200, 3, ("fuse.*", "vector.threshold"))
+                       if len(c) == 1}
+    # deterministic for a seed; no pattern is the unrestricted pool
+    assert pool == make_pool(base, 40, 3, ("fuse.*", "vector.threshold"))
+    assert pool != make_pool(base, 40, 4, ("fuse.*", "vector.threshold"))
+    assert make_pool(base, 40, 3, ()) == make_pool(base, 40, 3)
+    assert knob_patterns(["fuse.*, vector.threshold", "fuse.*", " "]) == (
+        "fuse.*", "vector.threshold")
+    with pytest.raises(ValueError, match=r"'nope\.\*' matches no knob.*fuse\.method"):
+        make_pool(base, 10, 0, ("fuse.*", "nope.*"))
+    # the whole search stays inside the restriction: the planted fix is a keyword field
+    # weight, so `hops.*` cannot find it and `keyword.*` does
+    kept = _run(planted, budget=30, knobs=("hops.*",))
+    assert kept.knobs == ("hops.*",) and set(kept.searched) <= {"hops.enabled", "hops.factor"}
+    assert all(p.startswith("hops.") for f in kept.folds for p, _v in f.changes)
+    assert all(p.startswith("hops.") for c in kept.leaderboard for p, _v in c.changes)
+    assert kept.heldout["mrr"] == pytest.approx(0.5)
+    found = _run(planted, budget=30, knobs=("keyword.*",))
+    assert all(p.startswith("keyword.") for f in found.folds for p, _v in f.changes)
+    assert found.heldout["mrr"] == pytest.approx(1.0)
+    doc = found.to_json()
+    assert doc["knobs"] == ["keyword.*"] and "keyword.title" in doc["searched_knobs"]
+    assert doc == _run(planted, budget=30, knobs=("keyword.*",)).to_json()
+    assert _run(planted, budget=5).to_json()["knobs"] is None
+
+
 def test_no_difference_means_not_significant(planted):
     # a pool holding only the base: the "tuned" configuration is the base itself
     result = _run(planted, budget=1)
@@ -248,6 +294,33 @@ def test_tune_command_rejects_bad_input(planted, tmp_path):
     r = _cli("tune", "--vault", str(root), "--queries", str(qfile), "--base", "no-such-preset",
              "--embedder", "none")
     assert r.returncode == 2 and "unknown preset" in r.stderr
+    r = _cli("tune", "--vault", str(root), "--queries", str(qfile), "--knobs", "keyword.*",
+             "--knobs", "fuse.wieghts.*", "--embedder", "none")
+    assert r.returncode == 2 and r.stdout == ""
+    err = " ".join(r.stderr.split())
+    assert "'fuse.wieghts.*' matches no knob" in err and "keyword.*" not in err
+    assert "fuse.weights.keyword" in err and "keyword.title" in err  # the names it could match
+
+
+def test_tune_command_knobs_restrict_and_report(planted):
+    root, qfile, base_path, _b, _e = planted
+    common = ("tune", "--vault", str(root), "--queries", str(qfile), "--base", str(base_path),
+              "--budget", "20", "--folds", "3", "--seed", "4", "--now", NOW_S, "--embedder", "none",
+              "--knobs", "keyword.title,keyword.body", "--knobs", "hops.*")
+    r = _cli(*common, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["knobs"] == ["keyword.title", "keyword.body", "hops.*"]
+    assert doc["searched_knobs"] == ["keyword.title", "keyword.body", "hops.enabled", "hops.factor"]
+    changed = {c["knob"] for f in doc["folds"] for c in f["changes"]}
+    changed |= {c["knob"] for b in doc["leaderboard"] for c in b["changes"]}
+    assert changed and changed <= set(doc["searched_knobs"]), changed
+    assert doc == json.loads(_cli(*common, "--json").stdout)  # deterministic for a seed
+    txt = _cli(*common)
+    assert txt.returncode == 0, txt.stderr
+    out = " ".join(txt.stdout.split())
+    assert ("knobs searched (--knobs keyword.title,keyword.body,hops.*): keyword.title, "
+            "keyword.body, hops.enabled, hops.factor") in out
 
 
 # --------------------------------------------------------------------------------------------

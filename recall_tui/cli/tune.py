@@ -1,10 +1,11 @@
 """`recall-tui tune --vault V [--queries Q] [--vault V2 [--queries Q2]] [--base P] [--budget N]
-[--folds F] [--seed S] [--k N] [--now T] [--save NAME] [--json]`.
+[--folds F] [--seed S] [--k N] [--knobs GLOB[,GLOB...]] [--now T] [--save NAME] [--json]`.
 
 Searches the pipeline's knobs with k-fold cross-validation over every given vault
 (`recall_tui.tuning.tune`) and prints the held-out figures per fold, their mean and a paired
 test against the base, then the configuration chosen on all queries (in-sample, labelled so)
-and the best configurations tried. `--save NAME` writes the chosen configuration as a preset.
+and the best configurations tried. `--knobs` restricts the search to the knobs whose dotted
+names match the glob patterns (`fuse.*`, `vector.threshold`). `--save NAME` writes the chosen configuration as a preset.
 A progress bar goes to stderr. See docs/tuning.md.
 """
 
@@ -37,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the pool and the folds (default 0)")
     p.add_argument("--k", type=positive_int, default=10, metavar="N",
                    help="cut-off of recall@k and MRR (default 10)")
+    p.add_argument("--knobs", action="append", default=[], metavar="GLOB[,GLOB...]",
+                   help="search only the knobs whose dotted names match a glob, e.g. 'fuse.*' "
+                        "or vector.threshold; repeatable (default: every knob)")
     p.add_argument("--now", metavar="T", help="pin the current time, ISO-8601 (default: now)")
     p.add_argument("--embedder", default="auto", choices=("auto", "local", "ollama", "none"),
                    help="query embedder (default: auto)")
@@ -95,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
 
     from recall_tui.engine import Cancelled, open_engine
     from recall_tui.engine.config import load_preset
-    from recall_tui.tuning.tune import TuneVault, tune
+    from recall_tui.tuning.tune import TuneVault, knob_patterns, restrict, search_space, tune
 
     try:
         base = load_preset(args.base, roots[0])
+        args.knobs = knob_patterns(args.knobs)
+        restrict(search_space(base), args.knobs)  # a pattern matching nothing: before any work
     except ValueError as exc:
         _err(str(exc))
         return 2
@@ -168,7 +174,7 @@ def _run_with_progress(tune, vaults, base, base_name, args, now):  # noqa: ANN00
             bar.update(task, completed=done, total=total, description=literal_line(what, 60))
 
         return tune(vaults, base, base_name=base_name, budget=args.budget, folds=args.folds,
-                    seed=args.seed, k=args.k, now=now, progress=progress)
+                    seed=args.seed, k=args.k, now=now, knobs=args.knobs, progress=progress)
 
 
 def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | None) -> None:
@@ -189,6 +195,11 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
     for v in result.vaults:
         skip = f", {v['skipped']} without a relevant id left out" if v["skipped"] else ""
         con.print(lit(f"  {v['label']}: {v['scored']} queries{skip}"))
+    if result.knobs:
+        con.print(lit(f"knobs searched (--knobs {','.join(result.knobs)}): "
+                      f"{', '.join(result.searched)}"))
+    else:
+        con.print(lit("knobs searched: all"))
     con.print(lit(f"objective: mean over vaults of (recall@{k} + MRR) / 2"))
 
     t = Table(title="held-out figures per fold (chosen on the other folds)", title_justify="left",

@@ -1,6 +1,7 @@
 """Search the pipeline's knobs with k-fold cross-validation over one or more judged vaults.
 
-    tune(vaults, base, *, base_name, budget, folds, seed, k, now, progress, cancel) -> TuneResult
+    tune(vaults, base, *, base_name, budget, folds, seed, k, now, knobs, progress, cancel)
+        -> TuneResult
 
 `vaults` is a list of `TuneVault(engine, queries, label)`: one open engine per vault (its index
 stays open; only the `Config` passed to `Engine.recall` varies, with the recall cache and
@@ -10,7 +11,9 @@ The procedure, all deterministic for a seed:
 
 1. **Pool.** Without looking at any judgement, a pool of `budget` configurations is drawn: the
    base, then every single-knob change of `search_space(base)` in a seeded order, then random
-   combinations of 2-3 changes while the budget lasts. Each configuration recalls every judged
+   combinations of 2-3 changes while the budget lasts. `knobs` (glob patterns on the dotted
+   knob names, e.g. `fuse.*`) restricts the search to the matching knobs: the pool, and so
+   every selection below, holds no other change. Each configuration recalls every judged
    query once; its per-query recall@k and MRR are kept.
 2. **Folds.** The judged queries of each vault are split into `folds` groups (stratified per
    vault: every vault is spread over every fold; the same query text is always in one fold, so
@@ -54,7 +57,9 @@ from recall_tui.tuning.tune_space import (  # noqa: F401  (re-exported: the API 
     apply_changes,
     canon,
     describe,
+    knob_patterns,
     make_pool,
+    restrict,
     search_space,
 )
 
@@ -186,6 +191,10 @@ class TuneResult:
     insample_base: dict[str, float | None]
     leaderboard: tuple[Scored, ...]
     """The best evaluated configurations by objective on all queries (in-sample), best first."""
+    knobs: tuple[str, ...] = ()
+    """The `knobs` glob patterns the search was restricted to (empty: not restricted)."""
+    searched: tuple[str, ...] = ()
+    """The knobs the search could change (those of `search_space(base)` matching `knobs`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (for `recall-tui tune --json` and the UI)."""
@@ -201,6 +210,7 @@ class TuneResult:
         return {
             "base": self.base_name, "k": self.k, "seed": self.seed, "budget": self.budget,
             "evaluated": self.evaluated, "vaults": list(self.vaults),
+            "knobs": list(self.knobs) or None, "searched_knobs": list(self.searched),
             "objective": "mean over vaults of (recall@k + MRR) / 2",
             "heldout": self.heldout, "heldout_base": self.heldout_base,
             "fold_mean": self.fold_mean, "fold_mean_base": self.fold_mean_base,
@@ -328,11 +338,14 @@ def _means(results: Sequence[QueryResult]) -> dict[str, float | None]:
 
 def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", budget: int = 80,
          folds: int = 5, seed: int = 0, k: int = 10, now: datetime,
-         progress: Progress | None = None,
+         knobs: Sequence[str] = (), progress: Progress | None = None,
          cancel: Callable[[], bool] | None = None) -> TuneResult:
-    """Cross-validated knob search (see the module docstring). Raises ValueError for a bad
-    budget, fold count or a query set too small for the folds; `Cancelled` when `cancel()`
-    turns True between recalls."""
+    """Cross-validated knob search (see the module docstring). `knobs`: glob patterns
+    restricting the knobs searched (`knob_patterns` splits comma lists). Raises ValueError for
+    a bad budget, fold count, a query set too small for the folds or a `knobs` pattern that
+    matches no knob; `Cancelled` when `cancel()` turns True between recalls."""
+    knobs = knob_patterns(knobs)
+    searched = tuple(p for p, _v in restrict(search_space(base), knobs))
     if not vaults:
         raise ValueError("tune needs at least one vault")
     if k < 1:
@@ -343,7 +356,7 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
               for tv in given]
     skipped = [len(orig.queries) - len(tv.queries) for orig, tv in zip(given, vaults, strict=True)]
     assign = make_folds([[q.query for q in tv.queries] for tv in vaults], folds, seed)
-    pool = make_pool(base, budget, seed)
+    pool = make_pool(base, budget, seed, knobs)
     runner = _Runner(base, vaults, k, now, cancel)
     nq = sum(len(tv.queries) for tv in vaults)
     # progress counts recalls: the pool, then per selection (one per fold, one on all
@@ -436,5 +449,5 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
         fold_mean=fold_mean("heldout"), fold_mean_base=fold_mean("base"),
         comparison=comparison, per_vault=per_vault,
         insample=_means([r for vr in best_res for r in vr]), insample_base=_means(flat_base),
-        leaderboard=tuple(board[:10]),
+        leaderboard=tuple(board[:10]), knobs=knobs, searched=searched,
     )

@@ -1,7 +1,8 @@
 """The knobs `recall-tui tune` searches, and the pool of configurations it tries.
 
 `SPACE` lists every knob and the values tried; `search_space(base)` keeps those the base
-configuration has, without the base's own values; `make_pool` draws the pool (the base, every
+configuration has, without the base's own values; `restrict` keeps the knobs whose dotted names
+match given glob patterns (`recall-tui tune --knobs`); `make_pool` draws the pool (the base, every
 single change in a seeded order, then random 2-3 change combinations) without reading any
 judgement; `apply_changes` turns a set of changes into a `Config` through
 `recall_tui.engine.config` (`Config.with_value`, `knobs`), so it follows the knob names
@@ -11,6 +12,8 @@ wherever the sections live. Headless.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 import numpy as np
@@ -84,6 +87,34 @@ def search_space(base: Config) -> list[tuple[str, tuple[Any, ...]]]:
     return out
 
 
+def knob_patterns(specs: Sequence[str] | None) -> tuple[str, ...]:
+    """The glob patterns of `--knobs` values (each may list several, comma-separated), blanks
+    dropped, duplicates kept once, order kept."""
+    out: list[str] = []
+    for spec in specs or ():
+        for pat in spec.split(","):
+            pat = pat.strip()
+            if pat and pat not in out:
+                out.append(pat)
+    return tuple(out)
+
+
+def restrict(space: Sequence[tuple[str, tuple[Any, ...]]],
+             patterns: Sequence[str]) -> list[tuple[str, tuple[Any, ...]]]:
+    """The knobs of `space` whose dotted name matches at least one glob pattern (`fnmatch`
+    rules, case-sensitive; `*` also crosses dots, so `fuse.*` takes `fuse.weights.vector`).
+    No patterns: all of `space`. Raises ValueError naming a pattern that matches no knob,
+    with the knob names it could have matched."""
+    if not patterns:
+        return list(space)
+    names = [p for p, _v in space]
+    for pat in patterns:
+        if not any(fnmatchcase(n, pat) for n in names):
+            raise ValueError(f"knob pattern {pat!r} matches no knob tune searches from this "
+                             f"base; the knobs are: {', '.join(names)}")
+    return [(p, v) for p, v in space if any(fnmatchcase(p, pat) for pat in patterns)]
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or a == b and type(a) is type(b)
@@ -114,13 +145,15 @@ def describe(changes: Changes) -> str:
     return ", ".join(f"{p}={v!r}" if isinstance(v, str) else f"{p}={v}" for p, v in changes) or "(base)"
 
 
-def make_pool(base: Config, budget: int, seed: int) -> list[Changes]:
+def make_pool(base: Config, budget: int, seed: int,
+              knobs: Sequence[str] = ()) -> list[Changes]:
     """The base, then single changes in a seeded order, then random 2-3 change combinations,
-    `budget` configurations in all (fewer when the space is smaller). Reads no judgement."""
+    `budget` configurations in all (fewer when the space is smaller), over the knobs matching
+    `knobs` (glob patterns; none: every knob of `search_space`). Reads no judgement."""
     if budget < 1:
         raise ValueError("budget must be at least 1")
+    space = restrict(search_space(base), knobs)
     rng = np.random.default_rng(seed)
-    space = search_space(base)
     singles: list[Changes] = [((p, v),) for p, vals in space for v in vals]
     order = rng.permutation(len(singles))
     pool: list[Changes] = [()]

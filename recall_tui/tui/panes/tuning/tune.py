@@ -2,7 +2,8 @@
 
 The tune key (`T` by default) starts `recall_tui.tuning.tune.tune` on the vault open in the
 app and the queries file of the golden tab, from the knobs on screen, with the budget, folds
-and seed typed in the tab (`recall-tui tune`'s defaults). It runs in a thread worker; the tab
+and seed typed in the tab (`recall-tui tune`'s defaults) and, if given, the knobs field's glob
+patterns restricting the search (`--knobs`: `fuse.*, vector.threshold`; empty: every knob). It runs in a thread worker; the tab
 shows its progress (the recalls done out of the total and what runs now, the pool's query
 or the fold and configuration being tried: what the command's progress bar shows) and `escape` cancels it between two recalls. The result is drawn from the
 `TuneResult` alone, as the command prints it: the held-out figures per fold, the paired test
@@ -45,6 +46,7 @@ TUNE_CSS = """
 #tune-settings { height: 1; margin: 0 1; }
 #tune-settings .tune-label { width: auto; padding: 0 1 0 0; color: $text-muted; }
 #tune-settings Input { width: 8; margin-right: 2; }
+#tune-settings #tune-globs { width: 28; }
 #tune-start { min-width: 18; }
 #tune-status, #tune-summary { height: auto; padding: 0 1; }
 #tune-compare { height: auto; max-height: 6; }
@@ -72,6 +74,8 @@ class TuneRequest:
     now: datetime
     label: str
     """The vault's folder name, as `recall-tui tune` names it."""
+    knobs: tuple[str, ...] = ()
+    """Glob patterns restricting the knobs searched (empty: every knob)."""
 
 
 def parse_settings(budget: str, folds: str, seed: str) -> tuple[int, int, int]:
@@ -125,6 +129,8 @@ class TuneTab(TuningBase):
             yield Input(str(TUNE_FOLDS), id="tune-folds", compact=True, type="integer")
             yield Static("seed", classes="tune-label")
             yield Input(str(TUNE_SEED), id="tune-seed", compact=True, type="integer")
+            yield Static("knobs", classes="tune-label")
+            yield Input("", id="tune-globs", compact=True, placeholder="all (e.g. fuse.*)")
             yield Button("start", id="tune-start", compact=True)
         yield Static(id="tune-status")
         yield Static(id="tune-summary")
@@ -162,6 +168,7 @@ class TuneTab(TuningBase):
         start button). Says why when it cannot."""
         from recall_tui.tuning.metrics import read_golden
         from recall_tui.tuning.presets_io import changed_knobs
+        from recall_tui.tuning.tune_space import knob_patterns, restrict, search_space
 
         if self.tune_busy:
             key = self._keys().get("tuning.cancel_tune", "esc")
@@ -175,6 +182,8 @@ class TuneTab(TuningBase):
         try:
             budget, folds, seed = parse_settings(
                 *(self.query_one(f"#tune-{n}", Input).value for n in ("budget", "folds", "seed")))
+            knobs = knob_patterns([self.query_one("#tune-globs", Input).value])
+            restrict(search_space(self.config), knobs)  # a pattern matching nothing: refused
         except ValueError as exc:
             self._tune_failed(str(exc))
             return
@@ -199,7 +208,7 @@ class TuneTab(TuningBase):
         root = Path(engine.vault.root)
         request = TuneRequest(engine, path, queries, self.config, base_name, budget, folds,
                               seed, GOLDEN_K, app.request.now or datetime.now(timezone.utc),
-                              root.resolve().name or str(root))
+                              root.resolve().name or str(root), knobs)
         self.tune_request = request
         self.tune_busy, self.tune_state, self.tune_error = True, "running", None
         self._tune_progress = (0, 0, "starting")
@@ -224,7 +233,8 @@ class TuneTab(TuningBase):
         try:
             result = tune([TuneVault(req.engine, req.queries, req.label)], req.base,
                           base_name=req.base_name, budget=req.budget, folds=req.folds,
-                          seed=req.seed, k=req.k, now=req.now, progress=progress,
+                          seed=req.seed, k=req.k, now=req.now, knobs=req.knobs,
+                          progress=progress,
                           cancel=lambda: worker.is_cancelled)
         except Cancelled:
             if self.tune_state == "cancelling":  # the user's cancel, not the app closing
@@ -296,7 +306,7 @@ class TuneTab(TuningBase):
             if not isinstance(self.screen.focused, Input):
                 self.query_one("#tune-board", VimTable).focus()
 
-    @on(Input.Submitted, "#tune-budget, #tune-folds, #tune-seed")
+    @on(Input.Submitted, "#tune-budget, #tune-folds, #tune-seed, #tune-globs")
     def _setting_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.start_tune()
@@ -343,6 +353,9 @@ class TuneTab(TuningBase):
             t.append_text(lit(str(req.queries_file), "dim", single_line=True))
             t.append(f", budget {req.budget}, {req.folds} folds, seed {req.seed}, k={req.k}",
                      style="dim")
+            if req.knobs:
+                t.append(", knobs ", style="dim")
+                t.append_text(lit(",".join(req.knobs), "dim", single_line=True))
         self.query_one("#tune-status", Static).update(t)
 
     def _draw_tune(self) -> None:
@@ -368,6 +381,8 @@ class TuneTab(TuningBase):
         if skipped:
             t.append(f" ({skipped} without a relevant id left out)")
         t.append(f", {r.evaluated} configurations run · ")
+        if r.knobs:
+            t.append_text(lit(f"knobs {','.join(r.knobs)} only · ", single_line=True))
         t.append(f"chosen on all queries: {describe(r.changes)}\n", style="bold")
         ins, insb = r.insample, r.insample_base
         t.append(f"in-sample (the queries chose it; the held-out figures are the honest ones): "
