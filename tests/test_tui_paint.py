@@ -272,3 +272,89 @@ async def test_changed_numbers_redraw_only_their_cells(engine):
         await pilot.pause()
         assert [r.key.value for r in results.ordered_rows] == [h.id for h in other.hits]
         assert isinstance(results.get_cell(other.hits[0].id, "title"), Text)
+
+
+def painted_rows(app: Any, table: Any) -> list[str]:
+    """The table's data rows as the screen draws them now (the compositor renders every
+    line from the widgets' kept lines: a row whose repaint was never asked for shows its
+    old text here, as it would on the terminal)."""
+    from tests.test_tui_app import screen_text
+
+    region = table.content_region
+    lines = screen_text(app).split("\n")
+    top = region.y + 1  # under the header row
+    return [line[region.x:region.right] for line in lines[top:region.bottom]]
+
+
+def shows_hits(app: Any, trace: Any) -> bool:
+    """Each hit's row on screen shows its rank and score, in the trace's order."""
+    from recall_tui.tui.widgets.results import ResultsTable
+
+    rows = painted_rows(app, app.main().query_one(ResultsTable))
+    return len(rows) >= len(trace.hits) and all(
+        row.split()[:1] == [str(h.rank)] and f"{h.score:.3f}" in row
+        for row, h in zip(rows, trace.hits, strict=False))
+
+
+async def test_fast_typing_paints_the_final_texts_results_and_nothing_stale(engine):
+    """Keys typed while a recall is held: the painted hits are the final text's, row by row,
+    and a later re-run with new numbers only (same hits) repaints every changed score."""
+    gated = GatedEngine(engine)
+    app = new_app(gated)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        app.main().query_one("#query").focus()
+        await pilot.press("b")
+        await wait_until(pilot, lambda: gated.started == ["b"], "the first recall to start")
+        await pilot.press(*"illing postgres")
+        await wait_until(pilot, lambda: app.request.query == "billing postgres",
+                         "the keys to land")
+        gated.gate.set()
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == "billing postgres", "the final text's recall")
+        assert gated.started == ["b", "billing postgres"] and len(app.trace.hits) >= 3
+        final = app.trace
+        await wait_until(pilot, lambda: shows_hits(app, final), "the final hits painted")
+
+        again = _renumbered(final)
+        app._apply(again)
+        await wait_until(pilot, lambda: shows_hits(app, again), "the new scores painted")
+        assert not shows_hits(app, final)
+
+
+async def test_in_place_updates_repaint_every_changed_row(engine):
+    """The same stages and hits with new numbers: the tables change their cells in place
+    and repaint only those rows; every changed number must reach the screen (the kept lines
+    are keyed by the cells they show, so an old line must never come back)."""
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor("postgres upgrade")
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and len(app.trace.hits) >= 3, "the recall")
+        first = app.trace
+        await wait_until(pilot, lambda: shows_hits(app, first), "the hits painted")
+        wf = app.main().query_one(Waterfall)
+
+        def shows_ms(trace: Any) -> bool:
+            rows = painted_rows(app, wf)
+            shown = {row.split()[0]: row for row in rows if row.strip()}
+            return all(f"{s.ms:.1f}" in shown[s.name].split()
+                       for s in trace.stages if not s.skipped and s.name in shown)
+
+        trace = first
+        for _ in range(3):  # each time every number changes, the rows stay the same
+            trace = _renumbered(trace)
+            app._apply(trace)
+            await wait_until(pilot, lambda t=trace: shows_hits(app, t) and shows_ms(t),
+                             "every changed number painted")
+        # back to the first numbers: lines kept from the first paint may come back, and are
+        # the right ones
+        app._apply(first)
+        await wait_until(pilot, lambda: shows_hits(app, first) and shows_ms(first),
+                         "the first numbers painted again")

@@ -50,9 +50,10 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
     screen has processed the refresh that draws it, and split into phases (`_Clock`). In the
     `burst` pass the keys of each query arrive every `BURST_INTERVAL_MS` regardless, and the
     time runs from the last key to the paint of the final text; it also counts the recall
-    threads started. The driver is headless, so the time to emit the frame to a real
-    terminal is not included; everything before it (engine, worker thread, message, widget
-    updates, layout and compositing) is.
+    threads started. The driver is headless: each frame is still turned into the terminal
+    output a real driver would write (`_write_frames`), only the write itself is left out;
+    everything before it (engine, worker thread, message, widget updates, layout,
+    compositing, the frame's escape sequences) is included.
     """
     bad = [m for m in modes if m not in MODES]
     if bad:
@@ -103,16 +104,20 @@ class _ClockedEngine:
         self._engine = engine
         self.started: float = 0.0
         self.ended: float = 0.0
+        self.cpu_ms: float = 0.0
+        """The recall thread's own CPU time in the last recall."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
 
     def recall(self, *args: Any, **kw: Any) -> Any:
         self.started = time.perf_counter()
+        cpu = time.thread_time()
         try:
             return self._engine.recall(*args, **kw)
         finally:
             self.ended = time.perf_counter()
+            self.cpu_ms = (time.thread_time() - cpu) * 1000
 
 
 class _Clock:
@@ -121,12 +126,15 @@ class _Clock:
     bar's message, the screen's routing); `to_thread` -> the engine's recall starts in the
     worker thread; `engine` its run; `to_ui` -> the `RecallDone` handled (`_apply` called);
     `views` the widgets updated (`refresh_views`, one figure per widget in `widgets`);
-    `paint` -> the screen's next refresh done (layout, compositing)."""
+    `paint` -> the screen's next refresh done: the wait for the frame, layout if any,
+    compositing, the frame's terminal output (`_write_frames`)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.marks: dict[str, float] = {}
         self.widgets: dict[str, float] = {}
+        self.after: dict[str, Callable[[], None]] = {}
+        """Called right after the wrapped method of that mark returns (on the UI thread)."""
         wrap = self._wrap
         wrap(app, "request_recall", "request")
         wrap(app, "_apply", "apply")
@@ -145,6 +153,9 @@ class _Clock:
                         time.perf_counter() - t) * 1000
                 else:
                     self.marks.setdefault(mark + "_end", time.perf_counter())
+                    hook = self.after.get(mark)
+                    if hook is not None:
+                        hook()
 
         setattr(obj, name, timed)
 
@@ -171,8 +182,8 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
     engine_ms: list[float] = []
     phases: dict[str, list[float]] = {}
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.recall_pending:
-            await pilot.pause(0.01)
+        _write_frames(app)
+        await _opened(app, pilot)
         clock = _Clock(app)
         clock.watch_widgets(app.main())
         field = app.main().query_one("#query")
@@ -185,16 +196,28 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
             for ch in query:
                 before = app.seq
                 clock.reset()
-                t0 = time.perf_counter()
+                painted = asyncio.get_running_loop().create_future()
+
+                def applied(before: int = before, painted: Any = painted) -> None:
+                    # the answer for this text (seq moved on, nothing pending) is on the
+                    # widgets: wait for the refresh that draws it; no polling, so the bench
+                    # takes no CPU from the app while it waits
+                    if app.seq != before and not app.recall_pending and not painted.done():
+                        app.screen.call_after_refresh(
+                            lambda: painted.done() or painted.set_result(None))
+
+                clock.after["apply"] = applied
+                t0, cpu0 = time.perf_counter(), time.thread_time()
                 # the key event as a terminal driver posts it (pilot.press would add the test
                 # driver's own wait for the whole app to go idle, ~100-250 ms here)
                 app.post_message(events.Key(ch, ch))
-                # the recall for this text was launched (seq moved on) and its answer applied
-                while app.seq == before or app.recall_pending:
-                    await asyncio.sleep(0.0005)
-                await _next_paint(app)  # the refresh that draws the applied trace
+                await painted  # the refresh that draws the applied trace
                 t_end = time.perf_counter()
                 latencies.append((t_end - t0) * 1000)
+                # CPU time, which a busy machine stretches far less than wall time: the UI
+                # thread's from the key to the frame, the recall thread's for the recall
+                phases.setdefault("cpu.ui_thread", []).append((time.thread_time() - cpu0) * 1000)
+                phases.setdefault("cpu.recall_thread", []).append(clocked.cpu_ms)
                 if app.trace is not None:
                     engine_ms.append(app.trace.total_ms)
                 m = clock.marks
@@ -215,8 +238,8 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
     engine_ms: list[float] = []
     runs = 0
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.recall_pending:
-            await pilot.pause(0.01)
+        _write_frames(app)
+        await _opened(app, pilot)
         field = app.main().query_one("#query")
         for query in typed:
             field.value = ""
@@ -238,8 +261,40 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
             engine_ms.append(app.trace.total_ms)
             runs += getattr(app, "recall_runs", 0) - runs_before
     return latencies, engine_ms, runs
+
+
+def _write_frames(app: Any) -> None:
+    """Make the headless app turn each frame into the bytes a terminal driver would write.
+
+    Textual's headless driver skips that step (`App._display` renders a frame's escape
+    sequences only for a real driver), so without this the time would end before the frame
+    exists as terminal output. Here every frame is rendered to its terminal sequence as
+    `App._display` does it for a real terminal, and the bytes are dropped (nothing to write
+    them to)."""
+    from textual._compositor import CompositorUpdate
+
+    inner = app._display
+
+    def display(screen: Any, renderable: Any) -> None:
+        inner(screen, renderable)
+        if isinstance(renderable, CompositorUpdate) and not app._batch_count:
+            app.bench_frame_bytes = len(renderable.render_segments(app.console))
+
+    app._display = display
+
+
+async def _opened(app: Any, pilot: Any) -> None:
+    """Wait until the app has opened the vault and finished its warm-up (the embedder's model
+    and the vector matrix loaded, see `SessionTools.warm_up`): a person reads the first
+    screen before typing; the bench starts typing when that work is done."""
+    while app.recall_pending or any(w.group == "warm" and not w.is_finished
+                                    for w in app.workers):
+        await pilot.pause(0.01)
+
+
 async def _next_paint(app: Any) -> None:
-    """Return once the screen has run its next refresh (layout, compositing, the frame)."""
+    """Return once the screen has run its next refresh (layout, compositing, the frame and
+    its terminal output)."""
     done = asyncio.get_running_loop().create_future()
     app.screen.call_after_refresh(lambda: done.done() or done.set_result(None))
     await done

@@ -88,15 +88,15 @@ class VaultOpening:
         results = main.query_one(ResultsTable)
         if self.engine is None:
             results.border_title = f"hits · {self.status_text}"
-            results.border_subtitle = "the query runs when the text is indexed"
+            results.set_subtitle("the query runs when the text is indexed")
         elif self.open_progress is not None:
             done, total = self.open_progress
             results.border_title = "hits"
-            results.border_subtitle = (f"vectors: embedding {done:,} / {total:,} · keyword, "
-                                       f"fuzzy and topic answer now")
+            results.set_subtitle(f"vectors: embedding {done:,} / {total:,} · keyword, "
+                                 f"fuzzy and topic answer now")
         else:
             results.border_title = "hits"
-            results.border_subtitle = None
+            results.set_subtitle(None)
 
     def on_engine_ready(self, message: EngineReady) -> None:
         self.engine, self.vault = message.engine, message.vault

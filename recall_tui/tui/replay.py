@@ -153,9 +153,16 @@ class ReplayScreen(MainScreen):
         super().on_mount()
         self.query_one("#settings-row").disabled = True  # only the query stays focusable
         # focus where [ and ] step (the query is read only): after the screen's own focus
-        self.call_after_refresh(self.query_one("#results").focus)
+        self.call_after_refresh(self._initial_focus)
         app: ReplayApp = self.app  # type: ignore[assignment]
         self.call_after_refresh(app.show_trace, app.index_at)  # once the screen is mounted
+
+    def _initial_focus(self) -> None:
+        # Only while the recall pane is still shown: a key pressed before this ran (a pane's
+        # number) must not be undone by focusing a widget of the recall pane, which would
+        # switch the tab straight back.
+        if self.active_pane() == "recall":
+            self.query_one("#results").focus()
 
     def pane_widget(self, name: str) -> StatePane | None:
         app: ReplayApp = self.app  # type: ignore[assignment]

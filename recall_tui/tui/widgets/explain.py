@@ -5,6 +5,8 @@ Both render trace fields as they are; numbers are formatted, never recomputed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from recall_tui.engine.trace import Hit, StageRecord
@@ -31,11 +33,24 @@ def _num(x: float | None, digits: int = 4) -> str:
 class ExplanationTree(VimTree):
     """The full story of one hit's score: channels, RRF, terms, hop, boosts, rerank, MMR."""
 
+    _building = False
+    """`show` is adding the nodes (see `refresh`)."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("explanation"), id=id)
         self.show_root = True
         self.guide_depth = 2
         self._shown: object = _NOTHING
+
+    def refresh(self, *regions: Any, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> ExplanationTree:
+        """While `show` builds the tree, Tree asks for a layout of the whole screen on every
+        node added. The box's size is set by the CSS, not by its nodes; what the nodes change
+        is the tree's virtual size (its scrollbars), a reactive that asks for a layout itself
+        when it changes (on the tree's next idle). So the build repaints the tree only."""
+        if self._building:
+            layout = False
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def show(self, hit: Hit | None) -> None:
         """Rebuild the tree for `hit` (or an empty tree); nothing to do (no repaint, folds
@@ -43,6 +58,13 @@ class ExplanationTree(VimTree):
         if hit == self._shown:
             return
         self._shown = hit
+        self._building = True
+        try:
+            self._build_for(hit)
+        finally:
+            self._building = False
+
+    def _build_for(self, hit: Hit | None) -> None:
         self.clear()
         if hit is None:
             self.root.set_label(Text("select a hit to see why it ranked", style="dim"))

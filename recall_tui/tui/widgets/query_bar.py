@@ -16,6 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select
@@ -23,6 +24,20 @@ from textual.widgets import Checkbox, Input, Label, Select
 from recall_tui.vault.model import MEMORY_TYPES
 
 ANY_TYPE = "any"
+
+
+class QueryField(Input):
+    """The query input. On every change Input sets its virtual width to the text's width, a
+    reactive that lays out the whole screen; while the text fits in the field (no sideways
+    scrolling, nothing else moves) that width is recorded without the layout pass, so a
+    keystroke repaints the field only. A text wider than the field goes Input's own way."""
+
+    def _watch_value(self, value: str) -> None:
+        room = self.content_size.width
+        width = self.content_width
+        if room and width <= room and self.virtual_size.width <= room:
+            self.set_reactive(Input.virtual_size, Size(width, 1))
+        super()._watch_value(value)
 
 
 @dataclass(frozen=True)
@@ -93,8 +108,8 @@ class QueryBar(Widget):
         r = self.request
         with Horizontal(id="query-row"):
             yield Label("❯ ", id="query-prompt")
-            yield Input(value=r.query, placeholder="type a query — every keystroke re-runs "
-                        "the pipeline", id="query", compact=True)
+            yield QueryField(value=r.query, placeholder="type a query — every keystroke "
+                             "re-runs the pipeline", id="query", compact=True)
         with Horizontal(id="settings-row"):
             with Horizontal(id="settings-main"):
                 yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,

@@ -154,7 +154,7 @@ class ResultsTable(VimTable):
         is still a hit; a cursor on the top row stays on the top row."""
         self._shown = (trace, previous, verbosity, vault)
         current = self.current_id() if self.cursor_row > 0 else None
-        self.border_subtitle = None
+        self.set_subtitle(None)
         with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
         with_date = trace is not None and asks_when(trace.query)
         stale_on = trace is None or staleness_applied(trace)
@@ -169,7 +169,7 @@ class ResultsTable(VimTable):
                 self.clear()
             return
         if not trace.hits:
-            self.border_subtitle = "no hits: see the stages for where the candidates went"
+            self.set_subtitle("no hits: see the stages for where the candidates went")
         keys = [c.key.value for c in self.ordered_columns]
         rows = []
         for h in trace.hits:
@@ -197,7 +197,7 @@ class ResultsTable(VimTable):
         """What the empty table is waiting for (the vault opening, the index building, a
         query to be typed), in its bottom border."""
         if not self.row_count:
-            self.border_subtitle = text
+            self.set_subtitle(text)
 
     def current_id(self) -> str | None:
         """Id of the hit under the cursor."""

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Tree
+from textual.widgets.data_table import CellKey, RowKey
 
 from recall_tui.tui.safe import lit
 
@@ -208,9 +209,95 @@ class VimTable(DataTable):
         return lines
 
     def notify_style_update(self) -> None:
-        """A theme or CSS change: every kept cell rendering is stale."""
+        """A theme or CSS change: every kept cell and line rendering is stale."""
         self.__dict__.pop("_cells_by_content", None)
+        self.__dict__.pop("_lines_by_content", None)
         super().notify_style_update()
+
+    #: Rendered lines kept by what they show (see `_render_line`); cleared when this big.
+    LINE_CACHE_MAX = 1024
+
+    def render_lines(self, crop: Any) -> Any:
+        """One paint of the visible lines. What every line asks again and again is worked
+        out once per paint: the widget's style (Textual walks every ancestor's CSS for it on
+        each call), the zebra row styles and the column order and widths."""
+        self._pass = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
+    @property
+    def rich_style(self) -> Any:  # type: ignore[override]
+        memo = self.__dict__.get("_pass")
+        if memo is None:
+            return super().rich_style
+        style = memo.get("style")
+        if style is None:
+            style = memo["style"] = super().rich_style
+        return style
+
+    def _get_row_style(self, row_index: int, base_style: Any) -> Any:
+        memo = self.__dict__.get("_pass")
+        if memo is None or row_index < self.fixed_rows:
+            return super()._get_row_style(row_index, base_style)
+        key = ("row_style", row_index % 2 if self.zebra_stripes else 0, base_style)
+        style = memo.get(key)
+        if style is None:
+            style = memo[key] = super()._get_row_style(row_index, base_style)
+        return style
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Any) -> Any:
+        """DataTable keeps a rendered line only until the next cell update anywhere in the
+        table (its line cache is keyed by a table-wide update counter), so one changed score
+        re-rendered every visible line. Here a data row's line is also kept by the cells it
+        shows (the cell objects themselves: the cache holds them, so their ids cannot be
+        reused while an entry lives), its position, the cursor and hover on that row, the
+        widths and the styles: after `set_rows`, only the rows that changed are rendered
+        again. The header, fixed rows and columns and row labels go to DataTable's path."""
+        memo = self.__dict__.get("_pass")
+        try:
+            row_key, line_no = self._get_offsets(y)
+        except LookupError:
+            row_key = None
+        if (memo is None or row_key is None or row_key is self._header_row_key
+                or self.fixed_rows or self.fixed_columns or self._labelled_row_exists):
+            return super()._render_line(y, x1, x2, base_style)
+        try:
+            columns = memo.get("columns")
+            if columns is None:
+                ordered = self.ordered_columns
+                columns = memo["columns"] = (
+                    tuple(c.key for c in ordered),
+                    tuple(c.get_render_width(self) for c in ordered))
+            keys, widths = columns
+            data = self._data[row_key]
+            cells = tuple(data.get(k) for k in keys)
+            row_index = self._row_locations.get(row_key)
+            cursor, hover = self.cursor_coordinate, self.hover_coordinate
+            if self.cursor_type == "row":
+                cursor, hover = cursor.row == row_index, hover.row == row_index
+            key = (row_index, line_no, x1, x2, self.size.width, base_style, cursor, hover,
+                   self.cursor_type, self.show_cursor, self._show_hover_cursor,
+                   self._pseudo_class_state, widths, tuple(map(id, cells)),
+                   self.rows[row_key].height, self.cell_padding, self.zebra_stripes,
+                   self.cursor_foreground_priority, self.cursor_background_priority)
+            cache = self.__dict__.setdefault("_lines_by_content", {})
+        except (AttributeError, KeyError, TypeError):  # DataTable changed: its own path
+            return super()._render_line(y, x1, x2, base_style)
+        entry = cache.get(key)
+        if entry is None:
+            if len(cache) >= self.LINE_CACHE_MAX:
+                cache.clear()
+            entry = cache[key] = (cells, super()._render_line(y, x1, x2, base_style))
+        return entry[1]
+
+    def set_subtitle(self, text: Any) -> None:
+        """Set the bottom border's text; nothing is repainted when it is the one shown
+        (setting it always repaints the whole table)."""
+        if self.__dict__.get("_subtitle_shown", ()) != (text,):
+            self._subtitle_shown = (text,)
+            self.border_subtitle = text
 
     def set_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> bool:
         """Show `rows` (key, cells). When the keys are the ones on screen, in the same order,
@@ -220,13 +307,26 @@ class VimTable(DataTable):
         keys = [key for key, _ in rows]
         if self.row_count and keys == [r.key.value for r in self.ordered_rows]:
             columns = list(self.columns.values())
-            for key, cells in rows:
+            changed: list[int] = []
+            for index, (key, cells) in enumerate(rows):
+                row_key = RowKey(key)
+                data = self._data[row_key]
                 for column, new, old in zip(columns, cells, self.get_row(key), strict=False):
                     new = self.cell(new)
                     if same_cell(new, old):
                         continue
-                    grow = _width(new) > column.content_width  # re-measure, maybe widen
-                    self.update_cell(key, column.key, new, update_width=grow)
+                    # what `update_cell` does, less its repaint of the whole table
+                    data[column.key] = new
+                    if not changed or changed[-1] != index:
+                        changed.append(index)
+                    if _width(new) > column.content_width:  # re-measure, maybe widen
+                        self._updated_cells.add(CellKey(row_key, column.key))
+                        self._require_update_dimensions = True
+            if changed:
+                self._update_count += 1
+                for index in changed:  # repaint those rows only, if they are in view
+                    self.refresh_row(index)
+                self.check_idle()
             return False
         self.clear()
         for key, cells in rows:

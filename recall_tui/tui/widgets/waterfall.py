@@ -127,6 +127,21 @@ class Waterfall(VimTable):
         if self.set_rows(rows) and self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
 
+    #: The note column's header, and the short one it takes when the column is narrower
+    #: (at 80 columns it gets three cells: "note" would be cut to "not").
+    NOTE_LABEL, NOTE_SHORT = "note", "why"
+
+    def fit_columns(self) -> None:
+        super().fit_columns()
+        note = next((c for c in self.columns.values() if c.key.value == "note"), None)
+        if note is None or note.auto_width:
+            return
+        label = self.NOTE_LABEL if note.width >= len(self.NOTE_LABEL) else self.NOTE_SHORT
+        if note.label.plain != label:
+            note.label = Text(label)
+            self._clear_caches()
+            self.refresh()
+
     def on_data_table_row_highlighted(self, event: VimTable.RowHighlighted) -> None:
         event.stop()
         if self.has_focus and event.row_key.value:

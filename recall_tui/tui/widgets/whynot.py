@@ -46,9 +46,9 @@ class PinnedTable(VimTable):
         if not pinned:
             if self.row_count:
                 self.clear()
-            self.border_subtitle = "p pins the highlighted memory, P pins by id"
+            self.set_subtitle("p pins the highlighted memory, P pins by id")
             return
-        self.border_subtitle = None
+        self.set_subtitle(None)
         rows = []
         for mid in pinned:
             m = vault.get(mid) if vault is not None else None
