@@ -159,3 +159,30 @@ def test_dates_and_timestamps_come_back_as_they_were(vault_dir, parses):
     assert dict(a.frontmatter) == dict(b.frontmatter)
     assert [type(v) for v in a.frontmatter.values()] == [type(v) for v in b.frontmatter.values()]
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, parses):
+    # The cache keeps a frontmatter value equal to its Memory field (a string, a list of
+    # strings) as a reference to the field: it must come back equal, of the type YAML gave,
+    # and in file order, whether or not the field was normalised from it.
+    odd = vault_dir / "projects" / "refs.md"
+    odd.write_text(
+        "---\nid: refs\ntitle: The same title, longer than the forty characters interned\n"
+        "tags: [alpha, Beta, alpha]\nkeywords: []\n"
+        "summary: 12\nrecall_when: [when one, when two]\nscope: [not, a, string]\n"
+        "topic_key: null\nsupersedes: one-id\nstatus: active\n---\nbody\n",
+        encoding="utf-8")
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    for mid, a in first.memories.items():
+        b = again.memories[mid]
+        assert list(a.frontmatter.items()) == list(b.frontmatter.items())
+        assert [type(v) for v in a.frontmatter.values()] == [
+            type(v) for v in b.frontmatter.values()]
+    b = again.memories["refs"]
+    assert b.frontmatter["title"] is b.title  # one string, not a copy
+    assert b.frontmatter["recall_when"] == ["when one", "when two"]
+    assert type(b.frontmatter["recall_when"]) is list
+    assert _snapshot(again) == _snapshot(read_vault(vault_dir))

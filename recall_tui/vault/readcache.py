@@ -42,7 +42,7 @@ from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 READER_VERSION = 1
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 4
+CODEC_VERSION = 5
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -95,17 +95,18 @@ class _LazyFront(Mapping):
     """A memory's raw frontmatter from the reading cache, decoded on first use: a re-read of
     100k memories then does not build 100k dicts that only a detail view or an export reads
     (their decoding was a fifth of a re-read). Read-only like the `MappingProxyType` a parse
-    gives, and equal to it when the contents are."""
+    gives, and equal to it when the contents are. `vals` are the Memory's own field values
+    that the blob refers to instead of holding a copy (see `_pack_front`)."""
 
-    __slots__ = ("_kind", "_blob", "_raw")
+    __slots__ = ("_kind", "_blob", "_vals", "_raw")
 
-    def __init__(self, kind: int, blob: bytes):
-        self._kind, self._blob, self._raw = kind, blob, None
+    def __init__(self, kind: int, blob: bytes, vals: tuple = ()):
+        self._kind, self._blob, self._vals, self._raw = kind, blob, vals, None
 
     def _get(self) -> dict:
         raw = self._raw
         if raw is None:  # two threads may both decode: the same dict, either one is kept
-            raw = self._raw = _unpack_front(self._kind, self._blob)
+            raw = self._raw = _unpack_front(self._kind, self._blob, self._vals)
         return raw
 
     def __getitem__(self, key: str):
@@ -129,32 +130,72 @@ class _LazyFront(Mapping):
 _NO_EXTRA: MappingProxyType = MappingProxyType({})
 
 
-def _pack_front(raw: dict) -> tuple[int, object]:
-    """The raw frontmatter, for marshal, with top-level datetimes and dates (YAML's
-    timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives tuples); anything
-    else marshal cannot hold (a nested timestamp) makes the whole mapping pickled (slower to
-    load: a fifth of the synthetic vault's records were, for a `valid_from` date)."""
-    tagged = {
-        k: (_DT, v.isoformat()) if type(v) is datetime
-        else (_DAY, v.isoformat()) if type(v) is date else v
-        for k, v in raw.items()
-    }
+#: Memory fields a frontmatter value may be found equal to (a string, or a list of strings
+#: for a tuple field): the cached frontmatter refers to the field instead of holding a copy.
+_REF_FIELDS = frozenset({
+    "id", "title", "type", "scope", "summary", "recall_when", "tags", "keywords",
+    "topic_path", "topic_key", "status", "supersedes", "superseded_by", "tier", "source",
+    "session_id", "lang", "original",
+})
+_REF = "\x00field"
+_REFL = "\x00fieldlist"
+
+
+def _ref_kind(v, mv) -> str | None:
+    """_REF when the frontmatter value `v` is the Memory field's value `mv` (a string),
+    _REFL when `v` is a list of strings equal to the tuple `mv`, else None."""
+    if type(v) is str:
+        return _REF if type(mv) is str and v == mv else None
+    if type(v) is list and type(mv) is tuple and len(v) == len(mv) and \
+            all(type(x) is str for x in v) and tuple(v) == mv:
+        return _REFL
+    return None
+
+
+def _pack_front(raw: dict, m: Memory | None = None) -> tuple[int, object, tuple]:
+    """The raw frontmatter, for marshal, as (kind, blob, refs), with top-level datetimes and
+    dates (YAML's timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives
+    tuples), and a value equal to `m`'s field of that name (the title, the tags, ...) stored
+    as a (_REF or _REFL, j) tuple: the j-th of the fields listed in `refs` (record indexes),
+    given back by the Memory when the record is loaded (at 100k memories the copies were
+    ~50 MB). Anything else marshal cannot hold (a nested timestamp) makes the whole mapping
+    pickled (slower to load: a fifth of the synthetic vault's records were, for a
+    `valid_from` date)."""
+    refs: list[int] = []
+    tagged = {}
+    for k, v in raw.items():
+        t = type(v)
+        if t is datetime:
+            v = (_DT, v.isoformat())
+        elif t is date:
+            v = (_DAY, v.isoformat())
+        elif m is not None and k in _REF_FIELDS:
+            kind = _ref_kind(v, getattr(m, k))
+            if kind is not None:
+                v = (kind, len(refs))
+                refs.append(_IDX[k])
+        tagged[k] = v
     try:
-        return 0, marshal.dumps(_share(tagged))
+        return 0, marshal.dumps(_share(tagged)), tuple(refs)
     except ValueError:
-        return 1, pickle.dumps(raw, protocol=5)
+        return 1, pickle.dumps(raw, protocol=5), ()
 
 
-def _unpack_front(kind: int, blob: bytes) -> dict:
+def _unpack_front(kind: int, blob: bytes, vals: tuple = ()) -> dict:
     if kind:
         return pickle.loads(blob)
     value = marshal.loads(blob)
     for k, v in value.items():
         if type(v) is tuple:
-            if v[0] == _DT:
+            tag = v[0]
+            if tag == _DT:
                 value[k] = _fromiso(v[1])
-            elif v[0] == _DAY:
+            elif tag == _DAY:
                 value[k] = _dayiso(v[1])
+            elif tag == _REF:
+                value[k] = vals[v[1]]
+            elif tag == _REFL:
+                value[k] = list(vals[v[1]])
     return value
 
 
@@ -171,7 +212,7 @@ def _pack_memory(m: Memory) -> tuple:
         elif name == "edges":
             v = tuple((e.subject, e.relation, e.object, e.memory_id) for e in v)
         elif name == "frontmatter":
-            v = _pack_front(dict(v))
+            v = _pack_front(dict(v), m)
         elif name == "extra":
             v = tuple(v)  # its keys; the values are the frontmatter's
         elif name == "key_lines":
@@ -214,7 +255,8 @@ def _compile_unpack():
     }
     lines = [
         "def _unpack_memory(t):",
-        f"    raw = _LazyFront(*t[{_I_FRONT}])",
+        f"    f = t[{_I_FRONT}]",
+        "    raw = _LazyFront(f[0], f[1], tuple([t[i] for i in f[2]]) if f[2] else ())",
         "    m = _new(Memory)",
     ]
     for i, name in enumerate(_MEMORY_FIELDS):
