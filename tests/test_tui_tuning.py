@@ -263,6 +263,9 @@ async def test_watcher_picks_up_an_outside_edit(vault_copy):
                     and app.trace.hit(MISSED) is not None
                     and "keyword" in app.trace.hit(MISSED).channels, timeout=30,
                     what="re-run on change")
+        # the refresh updates the tuning pane only if it was built: it must not mount the
+        # hidden pane (it did, and a refresh arriving while the app closed crashed the exit)
+        assert not app.main().query("TuningPane")
         watcher = app.watcher
     assert not watcher.running  # stopped with the app
 

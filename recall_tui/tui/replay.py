@@ -164,17 +164,19 @@ class ReplayScreen(MainScreen):
         if self.active_pane() == "recall":
             self.query_one("#results").focus()
 
-    def pane_widget(self, name: str) -> StatePane | None:
+    def pane_widget(self, name: str, build: bool = True) -> StatePane | None:
         app: ReplayApp = self.app  # type: ignore[assignment]
         if name in LIVE_PANES or (name in VAULT_PANES and app.vault is None):
             tab = self.query_one(f"#{name}", TabPane)
             found = tab.query(UnavailablePane)
             if found:
                 return found.first()
+            if not build:
+                return None
             pane = UnavailablePane(id=f"pane-{name}", reason=LIVE_PANES.get(name))
             tab.mount(pane)
             return pane
-        return super().pane_widget(name)
+        return super().pane_widget(name, build)
 
 
 class ReplayApp(RecallApp):
@@ -318,7 +320,7 @@ class ReplayApp(RecallApp):
 
     # the Tuning and Agent panes are stand-ins here (LIVE_PANES): their keys say why
 
-    def tuning_pane(self) -> None:  # type: ignore[override]
+    def tuning_pane(self, build: bool = True) -> None:  # type: ignore[override]
         """No tuning pane in replay (a stand-in says why)."""
         return None
 

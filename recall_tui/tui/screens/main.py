@@ -137,8 +137,10 @@ class MainScreen(Screen):
         i = boxes.index(self.focused) if self.focused in boxes else (-1 if step > 0 else 0)
         boxes[(i + step) % len(boxes)].focus()
 
-    def pane_widget(self, name: str) -> StatePane | None:
-        """The pane's widget, built the first time it is asked for (hidden panes are lazy)."""
+    def pane_widget(self, name: str, build: bool = True) -> StatePane | None:
+        """The pane's widget, built the first time it is asked for (hidden panes are lazy);
+        with build=False only a pane already built (None otherwise), for callers that only
+        read its state or update it when it is there."""
         cls = PANES[name][1]
         if cls is None:
             return None
@@ -146,6 +148,8 @@ class MainScreen(Screen):
         found = tab.query(cls)
         if found:
             return found.first()
+        if not build:
+            return None
         pane = cls(id=f"pane-{name}")
         tab.mount(pane)
         return pane
