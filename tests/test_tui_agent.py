@@ -19,8 +19,9 @@ from textual.widgets import Input, Static
 from recall_tui.agent.active import read_active, write_active
 from recall_tui.agent.log import read_agent_log
 from recall_tui.engine import open_engine
+from recall_tui.engine.trace import trace_time
 from recall_tui.tui.app import make_app
-from recall_tui.tui.panes.agent import AgentPane, when_of
+from recall_tui.tui.panes.agent import AgentPane
 from recall_tui.tui.screens.edit import GradeScreen, SavePresetScreen
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.vim import VimTable
@@ -141,7 +142,7 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         await wait_until(pilot, lambda: pane.compare is not None and not pane.busy,
                          "the side-by-side re-run")
         expected = app._engine_for("memoria").recall(
-            PROMPT, k=max(logged.k, app._engine_for("memoria").config.k), now=when_of(logged.now), filters=app._recall_filters(
+            PROMPT, k=max(logged.k, app._engine_for("memoria").config.k), now=trace_time(logged.now), filters=app._recall_filters(
                 app.request))
         a, b = pane.query_one("#agent-a", VimTable), pane.query_one("#agent-b", VimTable)
         assert [x.removesuffix(" ✓") for x in column(a, 2)] == [h.id for h in logged.hits]

@@ -12,6 +12,7 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 TRACE_VERSION = 1
@@ -314,6 +315,17 @@ class Trace:
     @staticmethod
     def from_json(text: str) -> Trace:
         return Trace.from_dict(json.loads(text))
+
+
+def trace_time(text: str | None) -> datetime | None:
+    """A trace's ISO time (`now`, `as_of`, a record's `time`) as a datetime; None when absent
+    or unreadable. The one reader of these strings for the front ends (replay, Agent pane)."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _to_plain(obj: Any) -> Any:

@@ -13,7 +13,6 @@ here computes a score.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +26,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from recall_tui.agent.log import AgentRecall, LogTail, log_dir, read_agent_log
-from recall_tui.engine.trace import Trace
+from recall_tui.engine.trace import Trace, trace_time
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.tuning import movement_text
 from recall_tui.tui.safe import lit, one_line
@@ -41,16 +40,6 @@ POLL_S = 0.5
 MAX_ROWS = 1000
 
 EVENT_NAMES = {"UserPromptSubmit": "prompt", "SessionStart": "session start"}
-
-
-def when_of(text: str | None) -> datetime | None:
-    """An ISO time (a trace's `now`, a record's `time`) as a datetime; None when unreadable."""
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def time_text(rec: AgentRecall) -> str:
@@ -280,8 +269,8 @@ class AgentPane(StatePane):
 
         worker = get_current_worker()
         try:
-            now = engine.recall(agent.query, k=k, now=when_of(agent.now),
-                                as_of=when_of(agent.as_of), why=list(why),
+            now = engine.recall(agent.query, k=k, now=trace_time(agent.now),
+                                as_of=trace_time(agent.as_of), why=list(why),
                                 verbosity=agent.verbosity, filters=filters, config=config,
                                 cancel=lambda: worker.is_cancelled)
         except Cancelled:
