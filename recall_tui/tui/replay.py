@@ -14,7 +14,6 @@ judging and editing memories are refused with a notice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,7 +25,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static, TabPane
 
-from recall_tui.engine.trace import Trace
+from recall_tui.engine.trace import Trace, trace_time
 from recall_tui.tui.app import RecallApp
 from recall_tui.tui.commands import PaletteCommand
 from recall_tui.tui.keymap import all_bindings, display_keys
@@ -53,20 +52,11 @@ LIVE_PANES = {
 NOT_IN_REPLAY = "not available in a replay"
 
 
-def _when(text: str | None) -> datetime | None:
-    """A trace's ISO time as a datetime (None when absent or unreadable)."""
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def request_of(trace: Trace) -> RecallRequest:
     """The query bar's request that shows what `trace` ran with."""
-    return RecallRequest(query=trace.query, preset=trace.preset, k=trace.k, now=_when(trace.now),
-                         as_of=_when(trace.as_of), verbosity=trace.verbosity)
+    return RecallRequest(query=trace.query, preset=trace.preset, k=trace.k,
+                         now=trace_time(trace.now), as_of=trace_time(trace.as_of),
+                         verbosity=trace.verbosity)
 
 
 def replay_vault(traces: Sequence[Trace]) -> Vault | None:
@@ -199,7 +189,7 @@ class ReplayApp(RecallApp):
         self.source = Path(source) if source is not None else None
         first = self.traces[0]
         root = first.vault.get("root") or (self.source.parent if self.source else ".")
-        super().__init__(root, settings=settings, preset=first.preset, now=_when(first.now),
+        super().__init__(root, settings=settings, preset=first.preset, now=trace_time(first.now),
                          query=first.query, stable_timings=stable_timings,
                          presets=sorted({t.preset for t in self.traces}))
         self.request = request_of(first)
@@ -319,10 +309,6 @@ class ReplayApp(RecallApp):
         self._read_only("the preset is the recorded one")
 
     # the Tuning and Agent panes are stand-ins here (LIVE_PANES): their keys say why
-
-    def tuning_pane(self, build: bool = True) -> None:  # type: ignore[override]
-        """No tuning pane in replay (a stand-in says why)."""
-        return None
 
     def action_tune(self) -> None:
         self.action_tuning("tune-tune")  # shows the stand-in

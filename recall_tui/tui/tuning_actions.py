@@ -37,12 +37,13 @@ class TuningActions:
 
     # --- the pane --------------------------------------------------------------------------------
 
-    def tuning_pane(self, build: bool = True) -> TuningPane | None:
-        """The tuning pane, built on first use (None before the main screen exists); with
-        build=False only when it was built already: reading its state or updating it must not
-        mount a hidden pane (a vault refresh used to, even while the app was closing)."""
+    def tuning_pane(self) -> TuningPane | None:
+        """The tuning pane once it has been shown (None before, and in a replay, where a
+        stand-in stands there). Reading or updating its state never builds it: a hidden pane
+        mounted by a vault refresh once crashed an exit. `action_tuning` builds it."""
         main = self.main()  # type: ignore[attr-defined]
-        return main.pane_widget("tuning", build) if main is not None else None
+        pane = main.pane_widget("tuning", build=False) if main is not None else None
+        return pane if isinstance(pane, TuningPane) else None
 
     def action_tuning(self, tab: str = "tune-knobs") -> None:
         """Show the tuning pane on one of its tabs (knobs, side by side, golden)."""
@@ -50,8 +51,8 @@ class TuningActions:
         if main is None:
             return
         main.action_show_pane("tuning")
-        pane = self.tuning_pane()
-        if pane is None:
+        pane = main.pane_widget("tuning")  # built here, on first use
+        if not isinstance(pane, TuningPane):
             return
 
         def switch() -> None:
@@ -73,7 +74,7 @@ class TuningActions:
             pane.start_tune()
 
     def action_reset_knobs(self) -> None:
-        pane = self.tuning_pane(build=False)
+        pane = self.tuning_pane()
         if pane is not None and pane.base is not None:
             pane.reset()
             self.notify(f"knobs reset to preset {pane.base_name}", markup=False)  # type: ignore[attr-defined]
@@ -82,7 +83,7 @@ class TuningActions:
         """Ask for a name and save the tuned configuration as a preset."""
         from recall_tui.tuning.presets_io import changed_knobs
 
-        pane = self.tuning_pane(build=False)
+        pane = self.tuning_pane()
         if pane is None or pane.config is None or pane.base is None:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
@@ -209,7 +210,7 @@ class TuningActions:
         grade_text = "removed" if value is None else str(value)
         self.status_text = f"judged {one_line(mid, 40)} ({grade_text}) in {shown}"  # type: ignore[attr-defined]
         self._set_status()  # type: ignore[attr-defined]
-        pane = self.tuning_pane(build=False)
+        pane = self.tuning_pane()
         if pane is not None and pane.is_mounted:
             pane.schedule_golden(force=True)
 
@@ -221,7 +222,7 @@ class TuningActions:
         if not mid or self.engine is None or self.engine.vault.get(mid) is None:  # type: ignore[attr-defined]
             self.notify("edit recall_when: highlight a hit first")  # type: ignore[attr-defined]
             return
-        pane = self.tuning_pane(build=False)
+        pane = self.tuning_pane()
         config = pane.config if pane is not None and pane.config is not None else None
         golden, baseline = None, None
         if pane is not None:
@@ -312,7 +313,7 @@ class TuningActions:
         if not quiet or not summary.empty:
             self.notify(summary.describe(), markup=False, timeout=4)  # type: ignore[attr-defined]
         self.launch_recall()  # type: ignore[attr-defined]
-        pane = self.tuning_pane(build=False)
+        pane = self.tuning_pane()
         if pane is not None and pane.is_mounted:
             pane.rerun(force=True)
             pane.schedule_golden(force=True)
