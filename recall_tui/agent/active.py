@@ -50,9 +50,9 @@ def read_active_data(vault: str | os.PathLike) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def read_active(vault: str | os.PathLike) -> Active:
-    """(preset, embedder, source) of the vault. Never raises: a missing or broken file gives
-    the defaults with source "default"."""
+def read_active_set(vault: str | os.PathLike) -> tuple[str | None, str | None]:
+    """(preset, embedder) as far as the vault's file sets them validly, None for each it does
+    not (missing file, missing key, empty preset, unknown embedder). Never raises."""
     data = read_active_data(vault)
     preset = data.get("preset")
     embedder = data.get("embedder")
@@ -60,6 +60,13 @@ def read_active(vault: str | os.PathLike) -> Active:
         preset = None
     if embedder not in EMBEDDERS:
         embedder = None
+    return preset, embedder
+
+
+def read_active(vault: str | os.PathLike) -> Active:
+    """(preset, embedder, source) of the vault. Never raises: a missing or broken file gives
+    the defaults with source "default"."""
+    preset, embedder = read_active_set(vault)
     if preset is None and embedder is None:
         return Active(DEFAULT_PRESET, DEFAULT_EMBEDDER, "default")
     return Active(preset or DEFAULT_PRESET, embedder or DEFAULT_EMBEDDER,

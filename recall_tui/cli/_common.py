@@ -43,6 +43,29 @@ def read_vault_or_say(command: str, path: str, *, cache: bool = False,
     return None
 
 
+def read_golden_or_say(command: str, qfile: Path, *, given: bool) -> list | None:
+    """The judged queries of `qfile` (`tuning.metrics.read_golden`); None after saying on
+    stderr why there are none (no such file, a bad line, an empty file), and the caller exits
+    2. `given`: the user named the file (else the hint to give `--queries`)."""
+    from recall_tui.tuning import metrics
+
+    def say(msg: str) -> None:
+        safe_print(f"recall-tui {command}: {msg}", file=sys.stderr)
+
+    try:
+        golden = metrics.read_golden(qfile)
+    except FileNotFoundError:
+        say(f"{qfile}: no such file" + ("" if given else " (give --queries FILE)"))
+        return None
+    except (metrics.GoldenError, UnicodeDecodeError) as exc:
+        say(str(exc))
+        return None
+    if not golden:
+        say(f"{qfile}: no queries in the file")
+        return None
+    return golden
+
+
 def time_arg(value: str | None, flag: str) -> datetime | None:
     """An ISO date/datetime option, or a ValueError naming the flag."""
     if value is None:

@@ -60,7 +60,7 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import time_arg, vault_root
+    from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
     from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
@@ -74,16 +74,8 @@ def run(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 2
     qfile = Path(args.queries) if args.queries else root / "golden.jsonl"
-    try:
-        golden = metrics.read_golden(qfile)
-    except FileNotFoundError:
-        _err(f"{qfile}: no such file" + ("" if args.queries else " (give --queries FILE)"))
-        return 2
-    except (metrics.GoldenError, UnicodeDecodeError) as exc:
-        _err(str(exc))
-        return 2
-    if not golden:
-        _err(f"{qfile}: no queries in the file")
+    golden = read_golden_or_say("eval", qfile, given=bool(args.queries))
+    if golden is None:
         return 2
     presets = args.preset or ["default"]
 

@@ -55,17 +55,15 @@ def _active_or_flags(vault: Path, preset: str | None,
     """The flags, else the vault's active configuration (`.recall/active.json`, what the
     agent recalls with), else None (the config file decides). An active preset that no longer
     exists is left out with a warning."""
-    from recall_tui.agent.active import read_active, read_active_data
+    from recall_tui.agent.active import read_active_set
     from recall_tui.engine.config import find_preset
 
-    act, data = read_active(vault), read_active_data(vault)
-    if act.source == "default":
-        return preset, embedder
-    if preset is None and "preset" in data:
+    active_preset, active_embedder = read_active_set(vault)
+    if preset is None and active_preset is not None:
         try:
-            find_preset(act.preset, vault)
-            preset = act.preset
+            find_preset(active_preset, vault)
+            preset = active_preset
         except ValueError as exc:
             safe_print(f"recall-tui: the vault's active preset is not usable ({exc}); "
                        "starting with the config's", file=sys.stderr)
-    return preset, embedder or (act.embedder if "embedder" in data else None)
+    return preset, embedder or active_embedder

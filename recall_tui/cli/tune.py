@@ -62,8 +62,7 @@ def _fmt(x: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import time_arg, vault_root
-    from recall_tui.tuning import metrics
+    from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
 
     roots = [vault_root(v) for v in args.vault] or [vault_root(None)]
     if args.queries and len(args.queries) != len(roots):
@@ -84,16 +83,8 @@ def run(args: argparse.Namespace) -> int:
     qfiles = [Path(q) for q in args.queries] or [r / "golden.jsonl" for r in roots]
     golden = []
     for qf in qfiles:
-        try:
-            g = metrics.read_golden(qf)
-        except FileNotFoundError:
-            _err(f"{qf}: no such file" + ("" if args.queries else " (give --queries FILE)"))
-            return 2
-        except (metrics.GoldenError, UnicodeDecodeError) as exc:
-            _err(str(exc))
-            return 2
-        if not g:
-            _err(f"{qf}: no queries in the file")
+        g = read_golden_or_say("tune", qf, given=bool(args.queries))
+        if g is None:
             return 2
         golden.append(g)
 

@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from recall_tui.engine import Cancelled
 from recall_tui.engine.config import Config
 from recall_tui.tuning import metrics
+from recall_tui.tuning.golden import score_queries
 from recall_tui.tuning.metrics import Comparison, GoldenQuery, QueryResult
 from recall_tui.tuning.tune_space import (  # noqa: F401  (re-exported: the API of this module)
     ALL_BOOSTS,
@@ -252,10 +252,10 @@ class _Runner:
         return cfg.with_value("cache.enabled", False).with_value("tracking.enabled", False)
 
     def _recall(self, tv: TuneVault, q: GoldenQuery, cfg: Config) -> QueryResult:
-        if self.cancel is not None and self.cancel():
-            raise Cancelled()
-        trace = tv.engine.recall(q.query, k=self.k, now=self.now, as_of=q.as_of, config=cfg)
-        return metrics.score_query(q.query, [h.id for h in trace.hits], q.relevant, self.k)
+        # the shared scoring loop, one query at a time: cancel is checked before the recall
+        # and between its stages
+        return score_queries(tv.engine, [q], k=self.k, now=self.now, config=cfg,
+                             cancel=self.cancel)[0]
 
     def _store(self, key: Changes, per_vault: list[list[QueryResult]]) -> None:
         self.cache[key] = per_vault
