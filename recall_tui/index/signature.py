@@ -50,25 +50,6 @@ def _fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-#: Features of one word (its `w:` key and its 3-grams' `g:` keys with their weights), by word:
-#: the vocabulary repeats across a vault, so each word is cut into 3-grams once.
-_WORD_FEATURES: dict[str, dict[str, float]] = {}
-_WORD_FEATURES_MAX = 1 << 17
-
-
-def _word_features(word: str) -> dict[str, float]:
-    feats = _WORD_FEATURES.get(word)
-    if feats is None:
-        padded = f"^{word}$"
-        feats = {"w:" + word: WORD_WEIGHT}
-        for i in range(len(padded) - 2):
-            feats.setdefault("g:" + padded[i : i + 3], 1.0)
-        if len(_WORD_FEATURES) >= _WORD_FEATURES_MAX:
-            _WORD_FEATURES.clear()
-        _WORD_FEATURES[word] = feats
-    return feats
-
-
 def _content_words(text: str) -> list[str]:
     """The distinct content words of `text` (folded, function words left out), in order of
     first use: a repeated word adds no feature."""
@@ -78,16 +59,6 @@ def _content_words(text: str) -> list[str]:
     else:
         words = _WORD.findall(folded)
     return [w for w in dict.fromkeys(words) if w not in _STOP]
-
-
-def features(text: str) -> dict[str, float]:
-    """The weighted features of `text`: its content words and the 3-grams inside them."""
-    out: dict[str, float] = {}
-    # A word's `w:` key never equals a 3-gram's `g:` key and 3-grams all weigh 1.0, so
-    # merging a word's features with `update` gives what setting them one by one gave.
-    for word in _content_words(text):
-        out.update(_word_features(word))
-    return out
 
 
 def _make_digest(feature: str, nbytes: int) -> bytes:
@@ -103,8 +74,8 @@ def _make_digest(feature: str, nbytes: int) -> bytes:
     return digest
 
 
-#: Digests by width, then by feature (3-grams and words repeat across texts); emptied when
-#: one holds _DIGESTS_MAX features.
+#: 3-gram digests by width, then by feature (a 3-gram recurs across many words); emptied
+#: when one holds _DIGESTS_MAX features.
 _DIGESTS: dict[int, dict[str, bytes]] = {}
 _DIGESTS_MAX = 1 << 17
 
@@ -120,18 +91,26 @@ def _digest(feature: str, nbytes: int) -> bytes:
     return digest
 
 
-#: By width, then by word: the digest of its `w:` feature and its 3-grams' digests by feature.
+#: By width, then by word: the digest of its `w:` feature (weight WORD_WEIGHT) and its
+#: 3-grams' digests by `g:` feature (weight 1); the vocabulary repeats across a vault, so each
+#: word is cut and hashed once. Emptied when one holds _WORDS_MAX words.
 _WORD_DIGESTS: dict[int, dict[str, tuple[bytes, dict[str, bytes]]]] = {}
+_WORDS_MAX = 1 << 17
 
 
 def _word_digests(word: str, nbytes: int) -> tuple[bytes, dict[str, bytes]]:
     cache = _WORD_DIGESTS.setdefault(nbytes, {})
     entry = cache.get(word)
     if entry is None:
-        grams = {f: _digest(f, nbytes) for f in _word_features(word) if f[0] == "g"}
-        if len(cache) >= _WORD_FEATURES_MAX:
+        padded = f"^{word}$"
+        grams: dict[str, bytes] = {}
+        for i in range(len(padded) - 2):
+            g = "g:" + padded[i : i + 3]
+            if g not in grams:
+                grams[g] = _digest(g, nbytes)
+        if len(cache) >= _WORDS_MAX:
             cache.clear()
-        entry = cache[word] = (_digest("w:" + word, nbytes), grams)
+        entry = cache[word] = (_make_digest("w:" + word, nbytes), grams)
     return entry
 
 
@@ -141,9 +120,8 @@ def signature(text: str, bits: int = BITS) -> int:
     if not words:
         return 0
     nbytes = (bits + 7) // 8
-    # The features of `features(text)`, words first and then the distinct 3-grams: the same
-    # set with the same weights, in another order (the votes are sums of small integers, so
-    # the order changes nothing).
+    # The features: each content word (weight WORD_WEIGHT), then the distinct 3-grams inside
+    # them (weight 1); the votes are sums of small integers, so their order changes nothing.
     word_blobs: list[bytes] = []
     gram_blobs: dict[str, bytes] = {}
     for word in words:
