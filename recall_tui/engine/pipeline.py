@@ -381,8 +381,8 @@ class Engine:
                 matched_terms=st.matched_terms.get(mid, ()),
                 final=st.final.get(mid, 0.0),
                 notes=tuple(notes),
-                fusion=st.extra.get("fusion", {}).get(mid, ""),
-                scaling=st.extra.get("scaling", {}).get(mid, ""),
+                fusion=_written(st, "fusion", mid),
+                scaling=_written(st, "scaling", mid),
             )
             out.append(Hit(mid, rank, st.final.get(mid, 0.0), m.title, m.type, m.scope, summary,
                            m.topic_path, chans, "1-hop" if hop else None,
@@ -488,6 +488,13 @@ def signature_text(m) -> str:
     text the index signs (`index.embed_text`)."""
     from recall_tui.index.store import embed_text
     return embed_text(m)
+
+
+def _written(st: Any, key: str, mid: str) -> str:
+    """A hit's explanation text that a stage left as a writer (`st.extra[key](mid)`): fuse's
+    formula and floor's scaling are written for the hits only, not for every candidate."""
+    write = st.extra.get(key)
+    return write(mid) if write is not None else ""
 
 
 def _plain(v: Any) -> Any:

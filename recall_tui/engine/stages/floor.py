@@ -52,8 +52,10 @@ def run(engine, st: RecallState) -> Out:
     before = {mid: st.score[mid] for mid in st.order}
     st.final = scale(before, cfg.scale, st.fusion_max)
     top = max(before.values(), default=0.0)
-    st.extra["scaling"] = {mid: explain(before[mid], st.final[mid], cfg.scale, st.fusion_max,
-                                        top, st.cfg.fuse) for mid in st.order}
+    # Written out for the hits only, when the trace is built (see fuse's formula).
+    final, fusion_max, fuse_cfg = st.final, st.fusion_max, st.cfg.fuse
+    st.extra["scaling"] = lambda mid: (explain(before[mid], final[mid], cfg.scale, fusion_max,
+                                               top, fuse_cfg) if mid in before else "")
     floor = st.filters.min_score if st.filters.min_score is not None else (
         cfg.min_score if cfg.enabled else None)
     out = Out(info=[("scale", cfg.scale), ("k", str(st.k)),

@@ -74,10 +74,14 @@ def ranges(rankings: Mapping[str, Sequence[tuple[str, float, int]]]) -> dict[str
 
 
 def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
-           weights: Mapping[str, float]) -> dict[str, tuple[float, list[ChannelScore]]]:
-    """Convex combination of min-max normalised scores (see the module doc)."""
+           weights: Mapping[str, float],
+           bounds: Mapping[str, tuple[float, float]] | None = None,
+           ) -> dict[str, tuple[float, list[ChannelScore]]]:
+    """Convex combination of min-max normalised scores (see the module doc); `bounds`:
+    `ranges(rankings)` when the caller has it already."""
     out: dict[str, tuple[float, list[ChannelScore]]] = {}
-    bounds = ranges(rankings)
+    if bounds is None:
+        bounds = ranges(rankings)
     for ch, rows in rankings.items():
         w = weights.get(ch, 1.0)
         for mid, raw, rank in rows:
@@ -134,7 +138,8 @@ def run(engine, st: RecallState) -> Out:
             best -= cfg.linear_keyword
         st.fusion_max = best if best > 0 else 1.0
     elif cfg.method == "convex":
-        fused = convex(rankings, weights)
+        bounds = ranges(rankings)
+        fused = convex(rankings, weights, bounds)
         st.fusion_max = sum(weights[c] for c in rankings) or 1.0
     else:
         fused = rrf(rankings, weights, cfg.rrf_k)
@@ -143,8 +148,12 @@ def run(engine, st: RecallState) -> Out:
     order = sorted(fused, key=lambda mid: (-fused[mid][0],
                                            -vault.memories[mid].updated.timestamp(), mid))
     st.fused = {mid: fused[mid][0] for mid in order}
-    bounds = ranges(rankings) if cfg.method == "convex" else None
-    st.extra["fusion"] = {mid: formula(cfg, fused[mid][1], fused[mid][0], bounds) for mid in order}
+    if cfg.method != "convex":
+        bounds = None
+    # The formula is written out for the hits only, when the trace is built (`Engine._hits`):
+    # not for every candidate of every recall (every keystroke).
+    st.extra["fusion"] = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds)
+                                      if mid in fused else "")
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
     st.score = dict(st.fused)
