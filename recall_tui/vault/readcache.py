@@ -383,18 +383,6 @@ class ReadCache:
                         os.unlink(str(path) + suffix)
         return None
 
-    def keys(self) -> dict[str, FileKey]:
-        """The key each cached record was made under, by relative path."""
-        try:
-            return {
-                rel: (size, mtime, ctime, ino)
-                for rel, size, mtime, ctime, ino in self._conn.execute(
-                    "SELECT rel, size, mtime_ns, ctime_ns, ino FROM files"
-                )
-            }
-        except apsw.Error:
-            return {}
-
     def rows(self):
         """(rel, key, record bytes) of every cached record, one at a time (nothing on a
         SQLite error: the reader then parses what it did not get)."""
@@ -403,18 +391,6 @@ class ReadCache:
                 "SELECT rel, size, mtime_ns, ctime_ns, ino, record FROM files"
             ):
                 yield rel, (size, mtime, ctime, ino), blob
-        except apsw.Error:
-            return
-
-    def records(self, rels: set[str]):
-        """(rel, record bytes) of the cached records in `rels`, one at a time (a scan of the
-        table: cheaper than a lookup per file when most files are wanted)."""
-        if not rels:
-            return
-        try:
-            for rel, blob in self._conn.execute("SELECT rel, record FROM files"):
-                if rel in rels:
-                    yield rel, blob
         except apsw.Error:
             return
 
