@@ -231,8 +231,8 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         detail = main.query_one(StageDetail)
         stage_name = None
         wf = main.query_one(Waterfall)
-        if main.query_one("#detail", ContentSwitcher).current == "stage-detail" and wf.row_count:
-            stage_name = wf.coordinate_to_cell_key(wf.cursor_coordinate).row_key.value
+        if main.query_one("#detail", ContentSwitcher).current == "stage-detail":
+            stage_name = wf.cursor_key()
         detail.show(trace.stage(stage_name) if (trace and stage_name) else None, self.vault)
 
     def refresh_pane(self, pane: StatePane) -> None:

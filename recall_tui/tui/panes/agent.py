@@ -216,10 +216,7 @@ class AgentPane(StatePane):
         self._draw_head()
 
     def selected_recall_id(self) -> str | None:
-        table = self.query_one("#agent-table", VimTable)
-        if not table.row_count:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.query_one("#agent-table", VimTable).cursor_key()
 
     def selected_recall(self) -> AgentRecall | None:
         rid = self.selected_recall_id()
@@ -348,6 +345,4 @@ class AgentPane(StatePane):
         table = a if a.has_focus else b
         if not table.row_count:
             table = a if table is b else b
-        if not table.row_count:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return table.cursor_key()

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets.data_table import CellDoesNotExist
 
 from recall_tui.engine.trace import Hit, Trace
 from recall_tui.tui.safe import lit
@@ -201,13 +200,7 @@ class ResultsTable(VimTable):
 
     def current_id(self) -> str | None:
         """Id of the hit under the cursor."""
-        if not self.row_count:
-            return None
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except CellDoesNotExist:  # the cursor can be out of range right after a clear
-            return None
-        return key.value
+        return self.cursor_key()
 
     def on_data_table_row_highlighted(self, event: VimTable.RowHighlighted) -> None:
         event.stop()

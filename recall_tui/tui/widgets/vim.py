@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Tree
-from textual.widgets.data_table import CellKey, RowKey
+from textual.widgets.data_table import CellDoesNotExist, CellKey, RowKey
 
 from recall_tui.tui.safe import lit
 
@@ -291,6 +291,16 @@ class VimTable(DataTable):
                 cache.clear()
             entry = cache[key] = (cells, super()._render_line(y, x1, x2, base_style))
         return entry[1]
+
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor; None for an empty table (or a cursor out of
+        range right after a clear)."""
+        if not self.row_count:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except CellDoesNotExist:
+            return None
 
     def set_subtitle(self, text: Any) -> None:
         """Set the bottom border's text; nothing is repainted when it is the one shown

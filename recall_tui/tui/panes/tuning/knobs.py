@@ -66,10 +66,7 @@ class KnobsTab(TuningBase):
         raise KeyError(path)
 
     def selected_knob(self) -> str | None:
-        kt = self.query_one("#knob-table", VimTable)
-        if not kt.row_count:
-            return None
-        return kt.coordinate_to_cell_key(kt.cursor_coordinate).row_key.value
+        return self.query_one("#knob-table", VimTable).cursor_key()
 
     @on(VimTable.RowHighlighted, "#knob-table")
     def _knob_cursor(self, event: VimTable.RowHighlighted) -> None:
@@ -226,7 +223,4 @@ class KnobsTab(TuningBase):
 
     def selected_hit(self) -> str | None:
         """The hit under the cursor of the tuned results list, if that list has one."""
-        th = self.query_one("#tuned-hits", VimTable)
-        if not th.row_count:
-            return None
-        return th.coordinate_to_cell_key(th.cursor_coordinate).row_key.value
+        return self.query_one("#tuned-hits", VimTable).cursor_key()
