@@ -223,3 +223,46 @@ async def test_same_ids_from_hook_query_and_mcp(vault_copy):
         res = await client.call_tool("recall", {"query": prompt, "k": trace.k})
         assert not res.is_error, _text(res)
         assert [h["id"] for h in res.structured_content["hits"]] == ids
+
+
+def test_a_lone_surrogate_in_an_mcp_query_is_recalled_and_logged(vault_copy):
+    """A JS client may send `"\\ud800"` (valid JSON, not UTF-8); the SDK's parser refuses the
+    line and never answers, so the server cleans such escapes from each stdin line first.
+    The official Python client cannot send one, hence raw JSON-RPC lines here."""
+    import queue
+    import threading
+
+    write_active(vault_copy, embedder="none")
+    env = dict(os.environ, RECALL_TUI_SERVE="off")
+    p = subprocess.Popen([sys.executable, "-m", "recall_tui", "mcp", "--vault", str(vault_copy), "--no-watch"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    lines: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in p.stdout], daemon=True).start()
+
+    def send(raw: str) -> None:
+        p.stdin.write(raw.encode() + b"\n")
+        p.stdin.flush()
+
+    def answer(rid: int) -> dict:
+        while True:
+            msg = json.loads(lines.get(timeout=300))
+            if msg.get("id") == rid:
+                return msg
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert answer(1)["result"]["serverInfo"]["version"] == __version__
+        send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "recall", '
+             '"arguments": {"query": "postgres major upgrade \\ud800 analyze \\ud83d\\ude00", "k": 3}}}')
+        res = answer(2)["result"]
+    finally:
+        p.stdin.close()
+        p.wait(60)
+    assert not res.get("isError"), res
+    data = res["structuredContent"]
+    assert "lesson-pg-upgrade-analyze" in [h["id"] for h in data["hits"]]
+    rec = find_recall(vault_copy, data["trace_id"])
+    assert rec.prompt == "postgres major upgrade \ufffd analyze \U0001f600"
+    assert rec.injected_text == res["content"][0]["text"] == _wire(data)

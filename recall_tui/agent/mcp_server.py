@@ -26,9 +26,12 @@ under the same name, applies to the next call.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import re
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -130,9 +133,38 @@ def _arg_problem(tool: str, exc: ValidationError) -> str:
     return f"Error executing tool {tool}: " + "; ".join(parts)
 
 
+#: A `\uD8xx`-`\uDFxx` escape in JSON text that is not half of a pair (an odd run of
+#: backslashes before it makes it an escape): valid JSON, rejected by the SDK's parser.
+_LONE_ESCAPE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\)((?:\\\\)*)(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def clean_json_line(line: str) -> str:
+    """A JSON-RPC line with every lone surrogate escape replaced by `\ufffd`: the SDK's
+    parser refuses the line otherwise and the request is never answered (the client hangs)."""
+    if "\\u" not in line:
+        return line
+    return _LONE_ESCAPE.sub(lambda m: (m.group(1) or m.group(2) or "") + "\\ufffd", line)
+
+
+class _CleanStdin(io.TextIOWrapper):
+    def readline(self, size: int = -1, /) -> str:
+        return clean_json_line(super().readline(size))
+
+
 class _Server(MCPServer):
     """MCPServer whose argument errors are one line naming the argument (not pydantic's
-    multi-line report)."""
+    multi-line report), and whose stdin lines are cleaned of lone surrogate escapes."""
+
+    async def run_stdio_async(self) -> None:
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        stdin = anyio.wrap_file(_CleanStdin(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            low = self._lowlevel_server  # as MCPServer.run_stdio_async does
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
