@@ -128,14 +128,16 @@ class RecallCore:
         """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine."""
         from recall_tui.index.watch import VaultWatcher
 
+        watched = self.engine  # the watcher refreshes this one; a preset change may add others
+
         def changed(summary) -> None:
             with self.lock:
-                self.vault = self.engine.vault
+                self.vault = watched.vault
                 for eng in self.engines.values():
-                    if eng is not self.engine:
+                    if eng is not watched:
                         eng.set_vault(self.vault, self.index)
 
-        self.watcher = VaultWatcher(self.engine, changed).start()
+        self.watcher = VaultWatcher(watched, changed).start()
 
     def reload_if_changed(self) -> None:
         """Without a watcher: pick up changed files before a recall (cheap stat walk)."""
