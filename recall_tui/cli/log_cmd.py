@@ -13,8 +13,15 @@ import argparse
 import re
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recall_tui.vault.literal import json_text, literal_line, safe_print
+
+if TYPE_CHECKING:
+    from recall_tui.agent.log import AgentRecall
+    from recall_tui.agent.rerun import RerunDiff
+    from recall_tui.engine.trace import Trace
 
 HELP = "list the recalls served to agents (hooks, MCP), newest first"
 
@@ -113,7 +120,7 @@ def _show(recs, as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _show_one(root, args: argparse.Namespace) -> int:
+def _show_one(root: Path, args: argparse.Namespace) -> int:
     from recall_tui.agent.log import find_recall
 
     if not args.recall_id:
@@ -149,7 +156,7 @@ def _show_one(root, args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_entry(rec) -> None:
+def _print_entry(rec: AgentRecall) -> None:
     from recall_tui.agent.rerun import filters_of
 
     trace = rec.trace
@@ -181,7 +188,7 @@ def _print_entry(rec) -> None:
     safe_print("--- end ---")
 
 
-def _print_rerun(rec, trace, d, warning: str) -> None:
+def _print_rerun(rec: AgentRecall, trace: Trace, d: RerunDiff, warning: str) -> None:
     safe_print(f"re-run under preset {trace.preset} (config {trace.config_hash[:12]}), "
                "same k, time and filters:")
     if warning:
