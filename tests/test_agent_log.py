@@ -290,3 +290,36 @@ def test_log_show_rerun_prints_the_difference(logged_vault, capsys):
         assert all(f"  + {i} " in out for i in d["gained"]) and all(f"  - {i} " in out for i in d["lost"])
     code, _, err = _cli(capsys, "log", "show", rec.id, "--vault", str(vault), "--rerun", "nope")
     assert code == 2 and "unknown preset 'nope'" in err
+
+
+def test_core_keeps_recalling_through_a_broken_or_missing_preset(bare_vault_copy):
+    from recall_tui.agent.core import RecallCore
+
+    vault = bare_vault_copy
+    presets = vault / ".recall" / "presets"
+    presets.mkdir(parents=True)
+    mine = presets / "mine.toml"
+    mine.write_text('extends = "default"\nk = 3\n')
+    write_active(vault, preset="mine", embedder="none")
+    core = RecallCore(vault, index="none")
+    try:
+        assert (core.preset, core.warning) == ("mine", "")
+        assert len(core.recall("postgres upgrade").hits) == 3
+        mine.write_text('extends = "default"\nk = [broken\n')  # half-saved
+        assert core.refresh_config() is False
+        assert "preset 'mine' cannot be loaded" in core.warning and "still recalling with 'mine'" in core.warning
+        assert len(core.recall("postgres upgrade").hits) == 3
+        mine.write_text('extends = "default"\nk = 4\n')
+        assert core.refresh_config() is True and core.warning == ""
+        assert len(core.recall("postgres upgrade").hits) == 4
+        mine.unlink()
+        assert core.refresh_config() is True and core.preset == "default"
+        assert "active preset 'mine'" in core.warning
+    finally:
+        core.close()
+    mine.write_text("k = [broken\n")
+    core = RecallCore(vault, index="none")
+    try:
+        assert core.preset == "default" and "cannot be loaded" in core.warning
+    finally:
+        core.close()

@@ -44,7 +44,14 @@ class RecallCore:
         self.path = path
         self.lock = threading.RLock()
         self.vault = read_vault(self.root, cache=(index == "open"))  # a hook never writes
-        self.cfg = load_preset(self.preset, self.root)
+        try:
+            self.cfg = load_preset(self.preset, self.root)
+        except ValueError as exc:  # the active preset is broken (a flag's is the caller's error)
+            if preset is not None:
+                raise
+            self.warning = f"active preset {self.preset!r} cannot be loaded ({exc}); recalling with 'default'"
+            self.preset = "default"
+            self.cfg = load_preset(self.preset, self.root)
         self.embedder = None
         self.index = None
         if index != "none" and act.embedder != "none":
@@ -86,9 +93,14 @@ class RecallCore:
         if not self.config_watch.changed():
             return False
         act, warning = resolve_active(self.root, *self.flags)
+        try:
+            cfg = load_preset(act.preset, self.root)
+        except ValueError as exc:  # e.g. half-edited TOML: keep recalling as before, and say so
+            self.warning = f"preset {act.preset!r} cannot be loaded ({exc}); still recalling with {self.preset!r}"
+            return False
         with self.lock:
             self.preset, self.config_source, self.warning = act.preset, act.source, warning
-            self.cfg = load_preset(self.preset, self.root)
+            self.cfg = cfg
             for name, eng in list(self.engines.items()):
                 try:
                     eng.config = self.cfg if name == self.preset else load_preset(name, self.root)
@@ -115,14 +127,15 @@ class RecallCore:
             for eng in self.engines.values():
                 eng.vectors_changed()
 
-    def vector_note(self) -> str:
-        """Why the vector channel is not in the recall yet ("" when it is, or never will be)."""
-        idx = self.index
-        pending = idx.embedding_progress() if idx is not None else None
-        if pending is None:
+    @staticmethod
+    def vector_note(trace: Any) -> str:
+        """What to tell the agent when this recall ran without the vector channel because the
+        vectors are still being made (read from the trace: "" otherwise)."""
+        st = trace.stage("vector")
+        if st is None or not st.skipped or not st.reason.startswith("embedding "):
             return ""
-        return (f"vector channel still building (embedding {pending[0]:,} / {pending[1]:,}): "
-                "these results come from the keyword, fuzzy, topic and graph channels")
+        return (f"vector channel still building ({st.reason}): these results come from the "
+                "keyword, fuzzy, topic and graph channels")
 
     def watch(self) -> None:
         """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine."""

@@ -280,7 +280,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
                                             as_of=as_of, types=tuple(types or ()))
         except ValueError as exc:  # unknown preset, bad as_of
             raise ToolError(_arg_error(exc, preset, as_of)) from None
-        note = c.vector_note()
+        note = c.vector_note(trace)
         data: dict[str, Any] = {"trace_id": rec.id, "preset": trace.preset, "hits": [
             {"id": h.id, "rank": h.rank, "title": h.title, "type": h.type, "summary": h.summary,
              "score": _number(h.score), "channels": list(h.channels),
@@ -327,7 +327,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
                                            ("reason", w.reason), ("details", list(w.details)))
                          if v not in (None, "", [])})
         result, text = _result(data)
-        rec.about_ids, rec.injected_text, rec.note = [id], text, c.vector_note()
+        rec.about_ids, rec.injected_text, rec.note = [id], text, c.vector_note(trace)
         c.record(rec)
         return result
 
