@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
                      sha=S.file_sha256(qfile))
     S.save(snap, out)
     judged = sum(1 for e in snap.entries if e.relevant is not None)
+    have, total = snap.coverage()
     safe_print(f"wrote {out}: {len(snap.entries)} queries ({judged} judged) under "
                f"{snap.label()}, now={snap.now}")
+    safe_print(f"coverage: {total - have} of the {total} top-{snap.k} results are unjudged"
+               + (" (judge them to make diff and gate see every change)" if have < total else ""))
     return 0

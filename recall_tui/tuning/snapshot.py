@@ -180,6 +180,18 @@ class Snapshot:
             ],
         }
 
+    def coverage(self) -> tuple[int, int]:
+        """(judged, all) over the top-k results of every query: how much of what this
+        configuration returns has a judgement (a query judged "needs no memory" counts its
+        hits as judged: they are all wrong)."""
+        judged = total = 0
+        for e in self.entries:
+            top = e.ids[: self.k]
+            total += len(top)
+            if e.relevant is not None:
+                judged += len(top) if not e.relevant else sum(1 for i in top if i in e.relevant)
+        return judged, total
+
     def label(self) -> str:
         return f"{self.preset} ({self.config_hash[:8] or 'no hash'}, k={self.k})"
 
