@@ -11,6 +11,7 @@ import dataclasses
 from datetime import datetime
 
 from recall_tui.engine.config import FilterConfig
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 from recall_tui.vault.model import Memory, Role, Vault
@@ -126,7 +127,7 @@ def eligibility(vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime |
     return Eligibility(vault, fc, now, as_of, chains)
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     """Drop the ineligible candidates from the current ranking."""
     out = Out()
     kept = []
