@@ -36,6 +36,7 @@ from types import MappingProxyType
 import apsw
 
 from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
+from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bump whenever the reader gives a different record for the same bytes (a new field, a new
 #: default, a new problem message): every cached record is then parsed again.
@@ -323,6 +324,7 @@ def cache_path(root: str) -> Path | None:
     with contextlib.suppress(OSError):
         local.mkdir(exist_ok=True)
         if os.access(local, os.W_OK):
+            keep_out_of_git(local)
             return local / CACHE_NAME
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
