@@ -9,12 +9,14 @@ a transcript line nested 100,000 deep. Each command runs as Claude Code or a use
 it, in a subprocess under `RLIMIT_AS`, and must finish, exit as it does on a clean vault, and
 still answer from the good memories; `check` names every bad file and why.
 
-The limit: LIMIT_MB (1,536 MiB of address space, not resident memory). onnxruntime reserves
-address space well beyond what it touches; on the plain sample vault the local-embedder
-commands pass at 1,024 MiB and fail to load the model at 768 MiB (docs/data-safety.md), so
-1,536 leaves half again as margin while an alias bomb, which grew to 22 GB, still fails it
-within seconds. `test_alias_bomb_is_bounded` runs with the no-embedder commands at 384 MiB so
-it fails fast (MemoryError, seconds) on a reader without the bounds.
+The limits, RLIMIT_AS (address space, not resident memory), measured on the plain sample
+vault on a 2-core machine: `check` and `query --embedder none` pass at 256 MiB and fail at
+192; `query --embedder local` passes at 384 and fails at 320; `index --embedder local` from
+nothing (246 texts embedded) passes at 1,024 MiB and fails at 768 (onnxruntime's arena). So
+LIMIT_MB, for the commands that load the local model, is 1,536 (1.5x the heaviest), and
+SMALL_LIMIT_MB, for those that do not, 512 (2x: OpenBLAS reserves per core). The alias bomb
+grew to 22 GB: before the bounds, `test_alias_bomb_is_bounded` failed within seconds
+(MemoryError, in `check` already).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from tests.conftest import SAMPLE_VAULT
 #: RLIMIT_AS for a command that loads the local embedder (see the module docstring).
 LIMIT_MB = 1536
 #: RLIMIT_AS for a command that does not (`--embedder none`, `check`).
-SMALL_LIMIT_MB = 384
+SMALL_LIMIT_MB = 512
 #: A safety net only: a bounded command on this vault takes seconds.
 TIMEOUT = 300
 
@@ -131,9 +133,8 @@ def prompt_payload(prompt: str, cwd: Path) -> str:
 
 
 def test_alias_bomb_is_bounded(tmp_path):
-    """The 365-byte bomb next to one normal memory: `check`, a cached re-read and `query`
-    finish in a small address space and name the file (before the bounds, the query's cached
-    read grew without end: MemoryError here within seconds, 22 GB unlimited)."""
+    """The 365-byte bomb next to one normal memory: `check`, `query` (twice: the second reads
+    the reading cache) and `load` finish in a small address space and name the file."""
     vault = tmp_path / "vault"
     vault.mkdir()
     shutil.copy(SAMPLE_VAULT / "homelab" / "homelab-immich.md", vault / "immich.md")
@@ -151,6 +152,24 @@ def test_alias_bomb_is_bounded(tmp_path):
     front = json.loads(r.stdout)["frontmatter"]
     assert {"a", "b", "c", "d"} <= set(front)  # within the alias budget: kept as written
     assert not {"e", "f", "g", "h", "i", "title"} & set(front)  # past it: ignored
+
+
+def test_reading_cache_keeps_aliases_shared(tmp_path):
+    """What the aliases within the budget share stays shared in the reading cache: the
+    record holds `d` (6,561 values once expanded) as its 4 lists of 9, never the expansion."""
+    import apsw
+
+    from recall_tui.vault.reader import read_vault
+
+    (tmp_path / "bomb.md").write_text(alias_bomb())
+    first = read_vault(tmp_path, cache=True).memories["bomb"].frontmatter
+    again = read_vault(tmp_path, cache=True).memories["bomb"].frontmatter  # from the cache
+    assert again == first
+    assert again["d"][0] is again["d"][8] and again["d"][0][0] is again["c"][0]
+    conn = apsw.Connection(str(tmp_path / ".recall" / "read-cache.sqlite"))
+    (size,) = conn.execute("SELECT length(record) FROM files WHERE rel='bomb.md'").fetchone()
+    conn.close()
+    assert size < 4096
 
 
 @pytest.mark.slow
@@ -207,3 +226,36 @@ async def test_mcp_recall_on_a_hostile_vault(vault_copy):
         assert GOOD_ID in [h["id"] for h in data["hits"]]
         res = await client.call_tool("load_memory", {"id": "bomb", "verbosity": "full"})
         assert not res.is_error, res.content
+
+
+#: Opens the Textual app on argv[2] with argv[3] as its query, headless, and prints the vault's
+#: problems and the recall's hits once the recall is on screen.
+_TUI = (
+    "import asyncio, resource, sys, time\n"
+    "lim = int(sys.argv[1]) << 20\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (lim, lim))\n"
+    "from recall_tui.tui.app import make_app\n"
+    "async def main():\n"
+    "    app = make_app(sys.argv[2], query=sys.argv[3])\n"
+    "    async with app.run_test(size=(120, 36)) as pilot:\n"
+    "        deadline = time.monotonic() + 240\n"
+    "        while app.recall_pending or app.trace is None:\n"
+    "            assert time.monotonic() < deadline, 'the recall never showed'\n"
+    "            await pilot.pause(0.05)\n"
+    "        print('problems', *sorted({p.path for p in app.vault.problems}))\n"
+    "        print('hits', *[h.id for h in app.trace.hits])\n"
+    "asyncio.run(main())\n"
+)
+
+
+@pytest.mark.slow
+def test_tui_opens_a_hostile_vault(vault_copy):
+    write_hostile(vault_copy)
+    e = dict(os.environ, RECALL_TUI_SERVE="off")
+    r = subprocess.run([sys.executable, "-c", _TUI, str(LIMIT_MB), str(vault_copy), GOOD_QUERY],
+                       capture_output=True, text=True, timeout=TIMEOUT, env=e)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert "hostile/bomb.md" in lines["problems"].split()
+    assert GOOD_ID in lines["hits"].split()
+

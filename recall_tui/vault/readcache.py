@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import apsw
 
@@ -77,7 +78,7 @@ _INTERN_MAX = 40
 _intern = sys.intern
 
 
-def _share(v, done: dict[int, object] | None = None):
+def _share(v: Any, done: dict[int, Any] | None = None) -> Any:
     """`v` with its short strings interned (marshal writes them as interned, and loading
     interns them again), lists and tuples walked; other values as they are. A list or dict
     met twice (YAML aliases) is copied once and stays shared (`done`, by id), so the record
@@ -94,7 +95,7 @@ def _share(v, done: dict[int, object] | None = None):
         if got is not None:
             return got
         if t is list:
-            out: object = [_share(x, done) for x in v]
+            out: Any = [_share(x, done) for x in v]
         else:
             out = {_share(k, done): _share(x, done) for k, x in v.items()}
         done[id(v)] = out
