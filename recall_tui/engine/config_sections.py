@@ -212,9 +212,9 @@ class FuseConfig:
     """Linear merge: weight of the keyword match share (matched / query terms)."""
     depth: int = 10
     """Candidate depth: the hits every pool is sized for, whatever k a recall asks (vector
-    fetches depth x overfetch; hops.from_top 0 means depth), so the top n
-    at k = n are the first n at any k up to depth. A recall asking more sizes the pools for
-    its k (its ranks may then differ); 0 sizes them for every recall's k."""
+    fetches depth x overfetch; hops.from_top 0 means depth), so the top n at k = n are the
+    first n at any k up to depth. A recall asking more sizes the pools for its k (its ranks
+    may then differ); 0 sizes them for every recall's k."""
 
 
 @dataclass(frozen=True)
