@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from recall_tui.engine.stages import StageContext
+from recall_tui.engine.stages.vector import fetch_count
 from recall_tui.engine.state import RecallState
 from recall_tui.engine.trace import CHANNELS, WhyNot
 
@@ -51,7 +52,7 @@ def _channel_details(engine: StageContext, st: RecallState, mid: str) -> list[st
             elif sim < cfg.vector.threshold:
                 out.append(f"vector: similarity {sim:.3f} < threshold {cfg.vector.threshold:g}")
             else:
-                out.append(f"vector: similarity {sim:.3f} but beyond the {st.k * cfg.vector.overfetch} "
+                out.append(f"vector: similarity {sim:.3f} but beyond the {fetch_count(st)} "
                            "nearest neighbours fetched")
         elif ch == "signature":
             sim = st.signature_sims.get(mid)

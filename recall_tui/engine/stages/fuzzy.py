@@ -9,6 +9,9 @@
 3. original: trigram on the `original` column, only while results < limit.
 
 Results are de-duplicated by id in that order; each candidate's note names its sub-query.
+
+`limit` 0 is abmind's `limit`, its k: the configuration's k, not the k a recall asks for, so
+the rows (and the short-circuit that counts them) are the same at every requested k.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="no index")
     if st.query.empty:
         return Out(skipped=True, reason="no query terms")
-    limit = cfg.limit or st.k
+    limit = cfg.limit or st.cfg.k  # the configuration's k, never the recall's (module doc)
     found: dict[str, tuple[float, str]] = {}
     info: list[tuple[str, str]] = [("limit", str(limit))]
     text = fold(st.query.text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recall_tui.engine.depth import pool_depth
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, HopInfo
@@ -36,7 +37,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="no direct hits to expand")
     # Expand the top eligible direct hits (an ineligible parent would be dropped anyway).
     direct = [mid for mid in st.order if st.eligible.get(mid) is None]
-    n = cfg.from_top or st.k
+    n = cfg.from_top or pool_depth(st.cfg, st.k)
     parents = direct[:n]
     found = expand(engine.vault, parents, st.score, cfg.factor, set(st.order))
     for nid, (s, info) in found.items():

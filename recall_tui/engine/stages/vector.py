@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from recall_tui.engine.depth import pool_depth
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
@@ -47,6 +48,11 @@ def query_vector(engine: StageContext, st: RecallState) -> tuple[np.ndarray | No
     return vec, reason
 
 
+def fetch_count(st: RecallState) -> int:
+    """Neighbours fetched: the candidate depth (not the recall's k) x overfetch."""
+    return pool_depth(st.cfg, st.k) * max(1, st.cfg.vector.overfetch)
+
+
 def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.vector
     if not cfg.enabled:
@@ -56,7 +62,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
     vec, reason = query_vector(engine, st)  # skipped while a progressive open embeds
     if vec is None:
         return Out(skipped=True, reason=reason)
-    want = st.k * max(1, cfg.overfetch)
+    want = fetch_count(st)
     try:
         rows = engine.index.vector_search(vec, want)
     except Exception as exc:
