@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.agent.hooks import EVENTS
-from recall_tui.agent.settings_file import SettingsError, SettingsFile
+from recall_tui.agent.settings_file import SettingsError, SettingsFile, json_kind
 
 MARK = "# recall-tui-hook:"
 _MARK_RE = re.compile(r"#\s*recall-tui-hook:([0-9a-f]+)\s*$")
@@ -101,14 +101,9 @@ def _hooks_of(data: dict[str, Any], path: Path, create: bool) -> dict[str, Any] 
             return None
         hooks = data["hooks"] = {}
     if not isinstance(hooks, dict):
-        raise SettingsError(f"{path}: its \"hooks\" value is a JSON {_kind(hooks)}, not an object; "
+        raise SettingsError(f"{path}: its \"hooks\" value is a JSON {json_kind(hooks)}, not an object; "
                             "not changed")
     return hooks
-
-
-def _kind(v: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-            float: "number"}.get(type(v), "null")
 
 
 def merge_hooks(data: dict[str, Any], block: dict[str, Any], vault: Path, path: Path) -> None:
@@ -126,7 +121,7 @@ def merge_hooks(data: dict[str, Any], block: dict[str, Any], vault: Path, path: 
             hooks[event] = [new_entry]
             continue
         if not isinstance(cur, list):
-            raise SettingsError(f"{path}: \"hooks\".\"{event}\" is a JSON {_kind(cur)}, not an array; "
+            raise SettingsError(f"{path}: \"hooks\".\"{event}\" is a JSON {json_kind(cur)}, not an array; "
                                 "not changed")
         placed = False
         out: list[Any] = []
@@ -195,7 +190,7 @@ def merge_mcp(data: dict[str, Any], name: str, entry: dict[str, Any], path: Path
     if servers is None:
         servers = data["mcpServers"] = {}
     if not isinstance(servers, dict):
-        raise SettingsError(f"{path}: its \"mcpServers\" value is a JSON {_kind(servers)}, not an "
+        raise SettingsError(f"{path}: its \"mcpServers\" value is a JSON {json_kind(servers)}, not an "
                             "object; not changed")
     old = servers.get(name)
     if old is not None and not _is_our_mcp(old):

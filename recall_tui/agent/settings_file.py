@@ -63,8 +63,8 @@ class SettingsFile:
             raise SettingsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); "
                                 "not changed") from None
         if not isinstance(data, dict):
-            raise SettingsError(f"{path}: the file holds a JSON {type(data).__name__ if data is not None else 'null'}, "
-                                "not an object; not changed")
+            raise SettingsError(f"{path}: the file holds a JSON {json_kind(data)}, not an object; "
+                                "not changed")
         return cls(path, target, data, indent=_indent_of(raw), newline_at_end=raw.endswith("\n"),
                    existed=True, original=raw)
 
@@ -107,6 +107,12 @@ class SettingsFile:
             tmp.unlink(missing_ok=True)
             raise
         return backup
+
+
+def json_kind(v: Any) -> str:
+    """The JSON name of a parsed value's type (for messages)."""
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
+            float: "number"}.get(type(v), "null")
 
 
 def _same(raw: str) -> Any:
