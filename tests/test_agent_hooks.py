@@ -326,6 +326,12 @@ def test_the_hook_asks_for_exactly_k_and_records_the_exclusions(vault_copy):
     assert not always & set(rec.injected_ids)
     parse = dict(trace.stage("query.parse").info)
     assert set(parse["filter exclude"].split(",")) == always  # in the log entry, to reproduce
+    q = subprocess.run([sys.executable, "-m", "recall_tui", "query", trace.query, "--vault", str(vault_copy),
+                        "--k", str(trace.k), "--now", trace.now, "--preset", trace.preset,
+                        "--embedder", rec.embedder, "--exclude", parse["filter exclude"], "--json"],
+                       capture_output=True, text=True, timeout=180)
+    assert q.returncode == 0, q.stderr
+    assert [h["id"] for h in json.loads(q.stdout)["hits"]] == rec.injected_ids  # `query` reproduces it
 
 
 def test_a_session_does_not_get_the_same_memory_twice_within_the_window(vault_copy):
