@@ -97,14 +97,14 @@ def test_install_edits_only_its_own_entries_and_uninstall_restores_the_file(tmp_
 
 def test_a_clean_install_then_uninstall_gives_back_the_same_text(tmp_path, vaults, capsys):
     a, b = vaults
-    for indent in (2, 4, "\t", None):
-        settings = tmp_path / f"settings-{indent!r}.json"
-        text = json.dumps(user_settings(b), indent=indent, ensure_ascii=False) + "\n"
-        settings.write_text(text, encoding="utf-8")
+    for i, (indent, eol) in enumerate(((2, "\n"), (4, "\n"), ("\t", "\n"), (None, "\n"), (2, "\r\n"))):
+        settings = tmp_path / f"settings-{i}.json"
+        text = (json.dumps(user_settings(b), indent=indent, ensure_ascii=False) + "\n").replace("\n", eol)
+        settings.write_bytes(text.encode("utf-8"))
         assert cli(capsys, "hook", "install", "--vault", str(a), "--write", str(settings))[0] == 0
-        assert settings.read_text(encoding="utf-8") != text
+        assert settings.read_bytes().decode("utf-8") != text
         assert cli(capsys, "hook", "uninstall", "--vault", str(a), "--write", str(settings))[0] == 0
-        assert settings.read_text(encoding="utf-8") == text, indent
+        assert settings.read_bytes().decode("utf-8") == text, (indent, eol)
 
 
 def test_symlink_followed_mode_kept_numbered_backups(tmp_path, vaults, capsys):

@@ -6,7 +6,8 @@ What `SettingsFile` promises, whatever the file holds:
 - a file that is not a JSON object is refused with the reason (file, line, column) and left
   as it was;
 - keys keep their order, and the text keeps its indentation style (tabs, 2 or 4 spaces, or
-  one line) and its final newline; non-ASCII text stays as it was written;
+  one line), its line endings and its final newline; non-ASCII text stays as written
+  (the layout inside a value is JSON's: a hand-aligned line is laid out again);
 - a symlinked file is followed: the link stays, its target is written;
 - the file keeps its mode (a 0600 file stays 0600);
 - before a change, the old file is copied to the next free numbered backup
@@ -52,7 +53,7 @@ class SettingsFile:
         if not target.exists():
             return cls(path, target, {})
         try:
-            raw = target.read_text(encoding="utf-8")
+            raw = target.read_bytes().decode("utf-8")  # no newline translation: CRLF stays
         except UnicodeDecodeError as exc:
             raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start}); not changed") from None
         if not raw.strip():
@@ -74,7 +75,8 @@ class SettingsFile:
             out = json.dumps(self.data, ensure_ascii=False, separators=_separators(self.original))
         else:
             out = json.dumps(self.data, ensure_ascii=False, indent=self.indent)
-        return out + ("\n" if self.newline_at_end or not self.existed else "")
+        out += "\n" if self.newline_at_end or not self.existed else ""
+        return out.replace("\n", "\r\n") if "\r\n" in self.original else out
 
     def changed(self) -> bool:
         if not self.existed:
@@ -94,7 +96,7 @@ class SettingsFile:
         tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if mode is None else mode)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                 f.write(self.text())
                 f.flush()
                 os.fsync(f.fileno())
