@@ -270,6 +270,10 @@ def test_a_hung_service_costs_a_prompt_the_client_timeout_then_recalls_here(vaul
         assert "recalling in this process" in r.stderr
         rec = read_agent_log(vault_copy)[0]
         assert rec.path == "in-process" and "lesson-pg-upgrade-analyze" in rec.injected_ids
+        # the next prompt does not wait for it again
+        r = run_hook("prompt-submit", vault_copy, prompt_payload("proxmox 8 upgrade on atlas"), env=env)
+        assert "(homelab-proxmox-8-upgrade)" in context_of(r)
+        assert "did not answer in the last" in r.stderr and "no answer within" not in r.stderr
         status = subprocess.run([sys.executable, "-m", "recall_tui", "serve", "--status", "--vault",
                                  str(vault_copy)], capture_output=True, text=True, timeout=60)
         assert status.returncode == 0 and f"pid {serve.pid}" in status.stdout, status.stdout

@@ -45,16 +45,16 @@ def install(vault: Path, settings: Path, *extra: str) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def run_claude(tmp_path: Path, settings: Path, prompt: str, done: re.Pattern[str],
-               timeout: float = 240) -> str:
+def run_claude(tmp_path: Path, settings: Path | None, prompt: str, done: re.Pattern[str],
+               timeout: float = 240, args: tuple[str, ...] = ()) -> str:
     """Run `claude -p PROMPT --settings FILE` until its debug log matches `done`; its log."""
     home = tmp_path / "home"
     project = tmp_path / "project"
     home.mkdir()
     project.mkdir()
     log = tmp_path / "claude-debug.txt"
-    proc = subprocess.Popen([str(CLAUDE), "-p", prompt, "--settings", str(settings),
-                             "--debug-file", str(log)], cwd=project, env=claude_env(home),
+    proc = subprocess.Popen([str(CLAUDE), "-p", prompt, *(["--settings", str(settings)] if settings else []),
+                             *args, "--debug-file", str(log)], cwd=project, env=claude_env(home),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
 
@@ -117,3 +117,20 @@ def test_an_argument_error_does_not_block_the_prompt(tmp_path, vault):
     assert re.search(r"Hook UserPromptSubmit \(.*--frobnicate.*\) provided additionalContext", log), log[-4000:]
     assert not re.search(r"UserPromptSubmit.*block", log, re.I), log[-4000:]
     assert "lesson-pg-upgrade-analyze" in log
+
+
+def test_the_plugin_folder_runs_its_hooks_and_mcp_server(tmp_path, vault):
+    """`hook install --plugin-dir DIR` writes a Claude Code plugin; `claude --plugin-dir DIR`
+    loads it, runs both hooks (their JSON accepted) and connects to its MCP server."""
+    plugin = tmp_path / "plugin"
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "install", "--vault", str(vault),
+                        "--no-serve", "--embedder", "none", "--plugin-dir", str(plugin)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    connected = re.compile(r'MCP server "plugin:recall-tui:recall-tui": Successfully connected')
+    both = re.compile(r"(?s)(?=.*" + connected.pattern + r")(?=.*" + PROMPT_DONE.pattern + r")")
+    log = run_claude(tmp_path, None, "postgres major upgrade analyze", both, timeout=400,
+                     args=("--plugin-dir", str(plugin)))
+    assert "Registered 2 hooks from 1 plugins" in log
+    assert re.search(r"Hook SessionStart \(.*recall-tui-hook:.*\) provided additionalContext", log)
+    assert log.count("Successfully parsed and validated hook JSON output") >= 2

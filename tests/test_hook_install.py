@@ -213,3 +213,20 @@ def test_mcp_install_writes_only_its_server(tmp_path, vaults, capsys):
     code, out, err = cli(capsys, "mcp", "uninstall", "--write", str(mcp))
     assert code == 0, err
     assert json.loads(mcp.read_text()) == original
+
+
+def test_plugin_folder_written_and_a_foreign_plugin_refused(tmp_path, vaults, capsys):
+    a, _b = vaults
+    plugin = tmp_path / "plugin"
+    code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--k", "3", "--plugin-dir", str(plugin))
+    assert code == 0, err
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())
+    assert " --k 3" in hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "recall-tui"
+    assert json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["recall-tui"]["args"][-2:] == \
+        ["--vault", str(a.resolve())]
+    other = tmp_path / "other"
+    (other / ".claude-plugin").mkdir(parents=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "mine"}')
+    code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--plugin-dir", str(other))
+    assert code == 2 and "'mine'" in err and not (other / "hooks").exists()

@@ -120,6 +120,31 @@ def hook_timeout() -> float:
     return t if t > 0 else HOOK_SERVICE_TIMEOUT_S
 
 
+#: After the service failed to answer in time, hooks recall in their own process for this
+#: long without asking it (a hung service costs one prompt the wait, not every prompt).
+UNRESPONSIVE_SKIP_S = 60.0
+
+
+def _unresponsive_path(root: str | os.PathLike) -> Path:
+    return recall_dir(Path(root).resolve()) / "serve.unresponsive"
+
+
+def mark_unresponsive(root: str | os.PathLike) -> None:
+    """Note that the service did not answer in time (best effort)."""
+    try:
+        _unresponsive_path(root).write_text(f"{time.time():.0f}\n", encoding="ascii")
+    except OSError:
+        pass
+
+
+def recently_unresponsive(root: str | os.PathLike) -> bool:
+    """Whether the service failed to answer within the last `UNRESPONSIVE_SKIP_S`."""
+    try:
+        return time.time() - os.stat(_unresponsive_path(root)).st_mtime < UNRESPONSIVE_SKIP_S
+    except OSError:
+        return False
+
+
 def is_starting_or_running(root: str | os.PathLike) -> bool:
     """Whether a service holds the vault's serve lock (running, or still loading)."""
     p = lock_path(root)

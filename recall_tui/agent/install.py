@@ -214,5 +214,35 @@ def _is_our_mcp(entry: Any) -> bool:
     return "mcp" in words and any(os.path.basename(w) == "recall-tui" or w == "recall_tui" for w in words)
 
 
+def write_plugin(folder: Path, vault: Path, block: dict[str, Any], mcp_extra: Sequence[str] = ()) -> list[str]:
+    """A Claude Code plugin folder for the vault: `.claude-plugin/plugin.json`,
+    `hooks/hooks.json` (the same hooks as `settings_block`) and `.mcp.json` (the MCP server).
+    Files already there are replaced only when they are ours (a recall-tui plugin), each after
+    a numbered backup. Returns the files written, relative to the folder."""
+    from recall_tui import __version__
+
+    manifest = {"name": "recall-tui", "version": __version__,
+                "description": f"MemoryVault recall for {Path(vault).resolve()}: always-load "
+                               "memories at session start, relevant ones with each prompt, and "
+                               "the recall/load_memory/why_not MCP tools"}
+    hooks = {"description": "recall-tui: inject MemoryVault memories", **block}
+    files = {".claude-plugin/plugin.json": manifest, "hooks/hooks.json": hooks,
+             ".mcp.json": {"mcpServers": {"recall-tui": mcp_entry(vault, mcp_extra)}}}
+    man = Path(folder) / ".claude-plugin" / "plugin.json"
+    if man.exists():
+        old = SettingsFile.read(man)
+        if old.data.get("name") != "recall-tui":
+            raise SettingsError(f"{man}: a plugin named {old.data.get('name')!r} is there, not "
+                                "recall-tui's; not changed")
+    written = []
+    for rel, data in files.items():
+        sf = SettingsFile.read(Path(folder) / rel)
+        sf.data = data
+        if sf.changed():
+            sf.write()
+            written.append(rel)
+    return written
+
+
 __all__ = ["SettingsError", "SettingsFile", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
-           "merge_mcp", "remove_hooks", "remove_mcp", "settings_block", "vault_id"]
+           "merge_mcp", "remove_hooks", "remove_mcp", "settings_block", "vault_id", "write_plugin"]

@@ -61,6 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="install/uninstall with --write: print the file as it would be; write nothing")
     p.add_argument("--all", action="store_true",
                    help="uninstall: remove recall-tui's hooks for every vault, not only --vault's")
+    p.add_argument("--plugin-dir", metavar="DIR",
+                   help="install: write a Claude Code plugin folder (hooks + MCP server) to DIR "
+                        "instead; use it with `claude --plugin-dir DIR`")
     p.add_argument("--timeout", type=int, default=30, metavar="S",
                    help="install: Claude Code's timeout for each hook, in seconds (default 30)")
     _never_exit_2(p)
@@ -210,6 +213,19 @@ def _install(args: argparse.Namespace) -> int:
             return 2
     if args.event == "install":
         block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)  # type: ignore[arg-type]
+        if args.plugin_dir:
+            from recall_tui.agent.install import write_plugin
+
+            try:
+                mcp_extra = [*(["--preset", args.preset] if args.preset else []),
+                             *(["--embedder", args.embedder] if args.embedder else [])]
+                written = write_plugin(Path(args.plugin_dir), root, block, mcp_extra)  # type: ignore[arg-type]
+            except (SettingsError, OSError) as exc:
+                safe_print(f"{name}: {exc}", file=sys.stderr)
+                return 2
+            safe_print(f"plugin written to {args.plugin_dir} ({', '.join(written)}); "
+                       f"run: claude --plugin-dir {args.plugin_dir}")
+            return 0
         if not args.write:
             print(json_text(block, indent=2))
             return 0
@@ -280,7 +296,10 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             "sources": [s.strip() for s in (args.sources or DEFAULT_SOURCES).split(",") if s.strip()],
             "transparency": args.transparency, "repeat_window": args.repeat_window}
     out = None
-    if not args.no_serve:
+    if not args.no_serve and client.recently_unresponsive(root):
+        safe_print(f"recall-tui hook {event}: the service did not answer in the last "
+                   f"{client.UNRESPONSIVE_SKIP_S:.0f} s; recalling in this process", file=sys.stderr)
+    elif not args.no_serve:
         try:
             ans = client.request(root, {"op": "hook", "options": opts, "payload": payload},
                                  timeout=client.hook_timeout())
@@ -293,6 +312,8 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             if str(exc) != "not running":
                 safe_print(f"recall-tui hook {event}: service: {exc}; recalling in this process",
                            file=sys.stderr)
+            if "no answer within" in str(exc):
+                client.mark_unresponsive(root)  # the next prompts do not wait for it
             client.start_detached(root)  # for the next prompt; this one recalls here
     if out is None:
         out = _in_process(root, opts, payload)
