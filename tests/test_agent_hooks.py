@@ -363,3 +363,15 @@ def test_a_session_does_not_get_the_same_memory_twice_within_the_window(vault_co
     assert r.returncode == 0
     assert want in ask()  # compaction re-armed it
     assert want in ask("w1", "--repeat-window", "0")  # 0: off
+
+
+def test_a_lone_surrogate_in_the_prompt_is_recalled_and_logged(vault_copy):
+    from recall_tui.agent.log import read_agent_log
+
+    payload = json.dumps(prompt_payload("postgres major upgrade analyze")).replace(
+        "analyze", "analyze \\ud800")
+    assert "\\ud800" in payload
+    r = run_hook("prompt-submit", vault_copy, payload, "--no-serve")
+    assert "(lesson-pg-upgrade-analyze)" in context_of(r)
+    rec = read_agent_log(vault_copy)[0]
+    assert rec.prompt == "postgres major upgrade analyze \ufffd"

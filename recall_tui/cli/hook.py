@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -175,7 +176,12 @@ def _payload(text: str) -> dict:
     except ValueError:
         obj = {}
     obj = obj if isinstance(obj, dict) else {}
-    return {k: str(obj.get(k) or "") for k in PAYLOAD_KEYS}
+    # A lone surrogate (JSON allows "\ud800") cannot be encoded as UTF-8: it would fail the
+    # socket request and the log line. It becomes U+FFFD; pairs were joined by json.loads.
+    return {k: _LONE_SURROGATE.sub("\ufffd", str(obj.get(k) or "")) for k in PAYLOAD_KEYS}
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _hook_flags(args: argparse.Namespace) -> list[str]:
