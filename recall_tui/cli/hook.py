@@ -21,10 +21,14 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from recall_tui.vault.literal import json_text, safe_print
+
+if TYPE_CHECKING:
+    from recall_tui.agent.settings_file import SettingsFile
 
 HELP = "Claude Code hooks: session-start, prompt-submit, install, uninstall"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
@@ -81,7 +85,7 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
     usual errors (a person typed them)."""
     parse, error = p.parse_known_args, p.error
 
-    def raise_error(message: str):  # type: ignore[no-untyped-def]  # argparse's signature
+    def raise_error(message: str) -> NoReturn:
         raise _HookArgError(message)
 
     def lenient(args: Sequence[str] | None = None,
@@ -89,7 +93,8 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
         words = list(sys.argv[1:] if args is None else args)
         if not any(w in HOOK_EVENTS for w in words):
             return parse(words, namespace)
-        p.exit_on_error, p.error = False, raise_error  # type: ignore[method-assign]
+        p.exit_on_error = False
+        p.error = raise_error  # type: ignore[method-assign]  # on this parser only, while parsing
         try:
             for _ in range(len(words) + 1):
                 try:
@@ -101,12 +106,13 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
             else:
                 ns, extra = parse([next(w for w in words if w in HOOK_EVENTS)], namespace)
         finally:
-            p.exit_on_error, p.error = True, error  # type: ignore[method-assign]
+            p.exit_on_error = True
+            p.error = error  # type: ignore[method-assign]  # restored
         if extra:
             _warn_arg(f"unrecognized arguments: {' '.join(extra)}")
         return ns, []
 
-    p.parse_known_args = lenient  # type: ignore[method-assign]
+    p.parse_known_args = lenient  # type: ignore[method-assign]  # the hook's parser only
 
 
 def _warn_arg(message: str) -> None:
@@ -197,68 +203,76 @@ def _hook_flags(args: argparse.Namespace) -> list[str]:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from recall_tui.agent.install import (
-        SettingsError,
-        SettingsFile,
-        merge_hooks,
-        remove_hooks,
-        settings_block,
-    )
+    """`install` / `uninstall`: print the block, write a plugin folder, or edit --write PATH."""
+    from recall_tui.agent.install import merge_hooks, remove_hooks, settings_block
 
     name = f"recall-tui hook {args.event}"
     root: Path | None = None
     if args.vault or os.environ.get("RECALL_TUI_VAULT"):
         root = Path(args.vault or os.environ["RECALL_TUI_VAULT"]).expanduser().resolve()
-    if args.event == "install" or not args.all:
-        if root is None:
-            safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT)"
-                       + (", or --all" if args.event == "uninstall" else ""), file=sys.stderr)
+    if args.event == "uninstall":
+        if root is None and not args.all:
+            safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT), or --all", file=sys.stderr)
             return 2
-        if args.event == "install" and not root.is_dir():
-            safe_print(f"{name}: {root}: no such vault folder", file=sys.stderr)
-            return 2
-    if args.event == "install":
-        block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)  # type: ignore[arg-type]
-        if args.plugin_dir:
-            from recall_tui.agent.install import write_plugin
-
-            try:
-                mcp_extra = [*(["--preset", args.preset] if args.preset else []),
-                             *(["--embedder", args.embedder] if args.embedder else [])]
-                written = write_plugin(Path(args.plugin_dir), root, block, mcp_extra)  # type: ignore[arg-type]
-            except (SettingsError, OSError) as exc:
-                safe_print(f"{name}: {exc}", file=sys.stderr)
-                return 2
-            safe_print(f"plugin written to {args.plugin_dir} ({', '.join(written)}); "
-                       f"run: claude --plugin-dir {args.plugin_dir}")
-            return 0
         if not args.write:
-            print(json_text(block, indent=2))
-            return 0
-    elif not args.write:
-        safe_print(f"{name}: pass --write PATH (the settings file to remove the hooks from)",
-                   file=sys.stderr)
+            safe_print(f"{name}: pass --write PATH (the settings file to remove the hooks from)",
+                       file=sys.stderr)
+            return 2
+        gone = None if args.all else root
+        return _edit(args, name, lambda sf: remove_hooks(sf.data, gone, sf.path),
+                     "no recall-tui hook to remove", "recall-tui hook(s) removed from")
+    if root is None:
+        safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
         return 2
+    if not root.is_dir():
+        safe_print(f"{name}: {root}: no such vault folder", file=sys.stderr)
+        return 2
+    block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)
+    if args.plugin_dir:
+        return _plugin(args, name, root, block)
+    if not args.write:
+        print(json_text(block, indent=2))
+        return 0
+    vault = root
+    return _edit(args, name, lambda sf: merge_hooks(sf.data, block, vault, sf.path) or 0,
+                 "already has these hooks", "hooks written to")
+
+
+def _edit(args: argparse.Namespace, name: str, change: Callable[[SettingsFile], int],
+          unchanged: str, done: str) -> int:
+    """Apply `change` to the settings file --write PATH: print it (--dry-run) or write it."""
+    from recall_tui.agent.install import SettingsError, SettingsFile
+
     try:
         sf = SettingsFile.read(Path(args.write))
-        if args.event == "install":
-            merge_hooks(sf.data, block, root, sf.path)  # type: ignore[arg-type]
-            removed = 0
-        else:
-            removed = remove_hooks(sf.data, None if args.all else root, sf.path)
+        n = change(sf)
         if args.dry_run:
             sys.stdout.write(sf.text())
             return 0
         if not sf.changed():
-            safe_print(f"{args.write}: " + ("already has these hooks" if args.event == "install"
-                                            else "no recall-tui hook to remove") + "; nothing changed")
+            safe_print(f"{args.write}: {unchanged}; nothing changed")
             return 0
         backup = sf.write()
     except (SettingsError, OSError) as exc:
         safe_print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    what = "hooks written to" if args.event == "install" else f"{removed} recall-tui hook(s) removed from"
-    safe_print(f"{what} {args.write}" + (f" (previous file kept as {backup})" if backup else ""))
+    safe_print((f"{n} " if n else "") + f"{done} {args.write}"
+               + (f" (previous file kept as {backup})" if backup else ""))
+    return 0
+
+
+def _plugin(args: argparse.Namespace, name: str, root: Path, block: dict[str, Any]) -> int:
+    from recall_tui.agent.install import SettingsError, write_plugin
+
+    mcp_extra = [*(["--preset", args.preset] if args.preset else []),
+                 *(["--embedder", args.embedder] if args.embedder else [])]
+    try:
+        written = write_plugin(Path(args.plugin_dir), root, block, mcp_extra)
+    except (SettingsError, OSError) as exc:
+        safe_print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    safe_print(f"plugin written to {args.plugin_dir} ({', '.join(written) or 'nothing changed'}); "
+               f"run: claude --plugin-dir {args.plugin_dir}")
     return 0
 
 
