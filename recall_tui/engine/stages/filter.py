@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from recall_tui.engine.config import FilterConfig
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Filters, Out, RecallState
 from recall_tui.engine.trace import Candidate
 from recall_tui.vault.model import Memory, Role, Vault
@@ -27,10 +28,9 @@ class CallFilter(FilterConfig):
 def effective_filter(cfg: FilterConfig, call: Filters) -> FilterConfig:
     """The configuration's filter overridden by the call's `Filters` (inline filters included)."""
     fc = _overridden(cfg, call)
-    ids = tuple(getattr(call, "exclude", ()) or ())
+    ids, whys = tuple(call.exclude), tuple(call.exclude_why)
     if not ids:
         return fc
-    whys = tuple(getattr(call, "exclude_why", ()) or ())
     pairs = tuple((mid, whys[i] if i < len(whys) and whys[i] else "excluded by the caller")
                   for i, mid in enumerate(ids))
     return CallFilter(**{f.name: getattr(fc, f.name) for f in dataclasses.fields(fc)}, exclude=pairs)
@@ -74,9 +74,10 @@ def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
                   as_of: datetime | None, chains: dict | None = None) -> str | None:
     """Why `m` may not be recalled under these filters, or None when it may. `chains`
     (id -> Chain) saves a scan of every chain per memory on large vaults."""
-    for mid, why in getattr(fc, "exclude", ()):
-        if mid == m.id:
-            return f"excluded by the caller: {why}"
+    if isinstance(fc, CallFilter):
+        for mid, why in fc.exclude:
+            if mid == m.id:
+                return f"excluded by the caller: {why}"
     if m.role is Role.ARCHIVE:
         return "in _archive/ (never recalled)"
     if m.role is Role.INBOX and not fc.include_inbox:
@@ -148,7 +149,7 @@ def eligibility(vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime |
     return Eligibility(vault, fc, now, as_of, chains)
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     """Drop the ineligible candidates from the current ranking."""
     out = Out()
     kept = []

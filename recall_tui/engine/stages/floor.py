@@ -9,6 +9,7 @@ so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 nois
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
@@ -47,15 +48,15 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     return text
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.floor
     before = {mid: st.score[mid] for mid in st.order}
     st.final = scale(before, cfg.scale, st.fusion_max)
     top = max(before.values(), default=0.0)
     # Written out for the hits only, when the trace is built (see fuse's formula).
     final, fusion_max, fuse_cfg = st.final, st.fusion_max, st.cfg.fuse
-    st.extra["scaling"] = lambda mid: (explain(before[mid], final[mid], cfg.scale, fusion_max,
-                                               top, fuse_cfg) if mid in before else "")
+    st.scaling_text = lambda mid: (explain(before[mid], final[mid], cfg.scale, fusion_max,
+                                           top, fuse_cfg) if mid in before else "")
     floor = st.filters.min_score if st.filters.min_score is not None else (
         cfg.min_score if cfg.enabled else None)
     out = Out(info=[("scale", cfg.scale), ("k", str(st.k)),

@@ -13,12 +13,13 @@ Results are de-duplicated by id in that order; each candidate's note names its s
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import fold
 from recall_tui.engine.trace import Candidate
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.fuzzy
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
@@ -69,7 +70,7 @@ def run(engine, st: RecallState) -> Out:
     return out
 
 
-def _corrected(engine, st: RecallState, cfg, limit: int, info: list, take) -> None:
+def _corrected(engine: StageContext, st: RecallState, cfg, limit: int, info: list, take) -> None:
     """Sub-query 2 in `correct` mode: replacements of unknown words, searched by porter bm25."""
     try:
         fixes = engine.index.correct_terms(

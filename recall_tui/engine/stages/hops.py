@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, HopInfo
 from recall_tui.vault.model import Vault
@@ -27,7 +28,7 @@ def expand(vault: Vault, parents: Sequence[str], score: Mapping[str, float], fac
     return out
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.hops
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

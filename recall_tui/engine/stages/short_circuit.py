@@ -4,10 +4,11 @@ source channel ran, before those channels would run; this record explains it."""
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 
 
-def decide(engine, st: RecallState) -> None:
+def decide(engine: StageContext, st: RecallState) -> None:
     """Take the decision (called by the pipeline before the vector stage)."""
     cfg = st.cfg.short_circuit
     if not cfg.enabled:
@@ -28,7 +29,7 @@ def decide(engine, st: RecallState) -> None:
                             f"{', '.join(cfg.skip)} run", n)
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     fired, why, n = st.short_circuit
     info = [("fired", "yes" if fired else "no"), ("source_count", str(n)), ("k", str(st.k))]
     if not st.cfg.short_circuit.enabled:
