@@ -50,7 +50,7 @@ HELP: dict[str, str] = {
     "snapshot": "freeze a query set's rankings and scores (for diff and gate)",
     "diff": "compare two ranking snapshots, or one with the active preset: gains, losses, overlap",
     "gate": "exit 1 when the active preset is significantly worse than a baseline snapshot",
-    "hook": "Claude Code hooks: session-start, prompt-submit, install",
+    "hook": "Claude Code hooks: session-start, prompt-submit, install, uninstall",
     "edit": "change a memory's recall_when phrases safely",
     "report": "write a bug report (Markdown + JSON) for one query",
     "replay": "open a recorded trace or a report's JSON in the UI, read only",

@@ -58,6 +58,11 @@ class Filters:
     """Current weekday 0=Monday for the context boost (default: the recall time's)."""
     context_topic: str | None = None
     """Current conversation topic for the context boost (a topic_key or topic_path prefix)."""
+    exclude: tuple[str, ...] = ()
+    """Never recall these ids (the caller has them already: a hook's always-load entries, or
+    memories it injected a few prompts ago); the filter stage drops them with a reason."""
+    exclude_why: tuple[str, ...] = ()
+    """Why each id of `exclude` is excluded (same order; empty: "excluded by the caller")."""
 
     def key(self) -> tuple:
         """A hashable form for the cache key."""
