@@ -10,6 +10,8 @@ import os
 import time
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from recall_tui.agent.active import read_active, resolve, write_active
 from recall_tui.agent.log import (
     AgentRecall,
@@ -139,3 +141,186 @@ def test_log_tail_sees_new_records_across_a_roll_over(tmp_path):
     append_recall(tmp_path, _rec(4))
     assert list(log_dir(tmp_path).glob("recalls-*.jsonl")), "the log did not roll over"
     assert [r.prompt.split()[1] for r in tail.poll()] == ["3", "4"]
+
+
+def test_reading_the_last_n_costs_n_not_the_whole_log(tmp_path, monkeypatch):
+    """`--limit N` reads from the end: on a log of 3,000 records (two segments) the newest 5
+    are found after parsing a handful of lines, and `find_recall` parses only its match."""
+    from recall_tui.agent import log as L
+
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    folder = log_dir(tmp_path)
+    folder.mkdir(parents=True)
+    recs = [_rec(i, t=(start + timedelta(minutes=2 * i)).isoformat().replace("+00:00", "Z"))
+            for i in range(3000)]
+    lines = [json.dumps(r.to_dict(), separators=(",", ":")) + "\n" for r in recs]
+    (folder / "recalls-20260101T000000000000.jsonl").write_text("".join(lines[:2000]))
+    (folder / "recalls.jsonl").write_text("".join(lines[2000:]))
+    parsed = []
+    real = L._parse
+    monkeypatch.setattr(L, "_parse", lambda raw: parsed.append(raw) or real(raw))
+    got = read_agent_log(tmp_path, limit=5)
+    assert [r.prompt.split()[1] for r in got] == ["2999", "2998", "2997", "2996", "2995"]
+    assert len(parsed) <= 10, len(parsed)
+    parsed.clear()
+    assert L.find_recall(tmp_path, recs[10].id).id == recs[10].id  # in the old segment
+    assert len(parsed) == 1
+    assert L.find_recall(tmp_path, "") is None and L.find_recall(tmp_path, "zz") is None
+    parsed.clear()
+    every = read_agent_log(tmp_path)
+    assert len(every) == 3000 and every[0].id == recs[-1].id and every[-1].id == recs[0].id
+
+
+def test_lone_surrogates_are_recorded_as_replacement_characters(tmp_path):
+    rec = _rec(1)
+    rec.prompt = "postgres \ud800 upgrade"
+    rec.injected_text = "text \udfff"
+    assert append_recall(tmp_path, rec)
+    got = read_agent_log(tmp_path)[0]
+    assert got.prompt == "postgres \ufffd upgrade" and got.injected_text == "text \ufffd"
+
+
+def test_preset_dirs_mirror_the_engine(tmp_path):
+    from recall_tui.agent.active import preset_dirs
+    from recall_tui.engine.config import preset_dirs as engine_dirs
+
+    assert preset_dirs(tmp_path) == engine_dirs(tmp_path)
+    assert preset_dirs(None) == engine_dirs(None)
+
+
+def test_config_watch_follows_content_not_name(tmp_path):
+    from recall_tui.agent.active import ConfigWatch, resolve_active
+
+    presets = tmp_path / ".recall" / "presets"
+    presets.mkdir(parents=True)
+    (presets / "base.toml").write_text('extends = "default"\nk = 3\n')
+    (presets / "mine.toml").write_text('extends = "base"\nk = 4\n')
+    write_active(tmp_path, preset="mine")
+    w = ConfigWatch(tmp_path)
+    assert not w.changed()
+    (presets / "base.toml").write_text('extends = "default"\nk = 3\n[keyword]\ntitle = 2.0\n')
+    assert w.changed() and not w.changed()  # a change in the preset it extends counts
+    (presets / "mine.toml").write_text('extends = "base"\nk = 5\n')
+    assert w.changed()
+    os.utime(presets / "mine.toml")  # touched, same content: no reload
+    assert not w.changed()
+    assert resolve_active(tmp_path) == (("mine", "auto", str(tmp_path / ".recall" / "active.json")), "")
+    (presets / "mine.toml").unlink()
+    assert w.changed()
+    act, warning = resolve_active(tmp_path)
+    assert act.preset == "default" and "active preset 'mine'" in warning and "not found" in warning
+    assert resolve_active(tmp_path, preset="bastra")[1] == ""  # a flag is the caller's to check
+
+
+@pytest.fixture()
+def logged_vault(bare_vault_copy):
+    """A vault with two recorded recalls made in-process (no index, no embedder)."""
+    from recall_tui.agent.core import RecallCore
+
+    write_active(bare_vault_copy, preset="default", embedder="none")
+    core = RecallCore(bare_vault_copy, index="none")
+    try:
+        trace, rec = core.recall_for_agent("postgres major upgrade analyze", k=5,
+                                           types=("lesson", "event", "project-fact"))
+        rec.injected_ids = [h.id for h in trace.hits]
+        rec.injected_text = "exact text \x1b[31mred\x1b[0m\n### second line"
+        core.record(rec)
+        _, why = core.recall_for_agent("postgres upgrade", event="why_not", why=("billing-db-postgres14",))
+        why.about_ids = ["billing-db-postgres14"]
+        core.record(why)
+    finally:
+        core.close()
+    return bare_vault_copy, rec, why
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from recall_tui.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_log_show_opens_one_entry_literally(logged_vault, capsys):
+    vault, rec, why = logged_vault
+    code, out, _ = _cli(capsys, "log", "show", rec.id[:8], "--vault", str(vault))
+    assert code == 0
+    assert f"{rec.id}  mcp/recall" in out and "prompt:   postgres major upgrade analyze" in out
+    assert "preset default  embedder none" in out and "k 5  now " in out
+    assert "filters types=('lesson', 'event', 'project-fact')" in out
+    assert "injected: " + ", ".join(rec.injected_ids) in out
+    assert "\x1b" not in out and "exact text ␛[31mred␛[0m\n### second line" in out
+    code, out, _ = _cli(capsys, "log", "--vault", str(vault), "show", why.id)
+    assert code == 0 and "about:    billing-db-postgres14 (why_not: nothing injected)" in out
+    code, out, _ = _cli(capsys, "log", "--vault", str(vault))
+    assert "about billing-db-postgres14" in out and "-> " + ", ".join(rec.injected_ids) in out
+    code, _, err = _cli(capsys, "log", "show", "nosuchid", "--vault", str(vault))
+    assert code == 1 and "no single entry with id 'nosuchid'" in err
+
+
+def test_log_show_rerun_prints_the_difference(logged_vault, capsys):
+    vault, rec, _ = logged_vault
+    code, out, _ = _cli(capsys, "log", "show", rec.id, "--vault", str(vault), "--rerun")
+    assert code == 0 and "re-run under preset default" in out and "same ids in the same order" in out
+    code, out, _ = _cli(capsys, "log", "show", rec.id, "--vault", str(vault), "--rerun", "memoryvault", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["id"] == rec.id and data["injected_text"] == rec.injected_text
+    rr = data["rerun"]
+    assert rr["preset"] == "memoryvault" and rr["diff"]["before"] == [h.id for h in rec.trace.hits]
+    from recall_tui.agent.rerun import filters_of
+    from recall_tui.engine import Engine, Filters
+    from recall_tui.engine.config import load_preset
+    from recall_tui.engine.trace import trace_time
+    from recall_tui.vault.reader import read_vault
+
+    assert filters_of(rec.trace) == Filters(types=("lesson", "event", "project-fact"))
+    eng = Engine(read_vault(vault, cache=False), None, load_preset("memoryvault", vault), preset="memoryvault")
+    expect = [h.id for h in eng.recall(rec.trace.query, k=5, now=trace_time(rec.trace.now),
+                                       filters=filters_of(rec.trace)).hits]
+    d = rr["diff"]
+    assert d["after"] == expect
+    assert d["gained"] == [i for i in expect if i not in d["before"]]
+    assert d["lost"] == [i for i in d["before"] if i not in expect]
+    moved = {m["id"]: (m["from"], m["to"]) for m in d["moved"]}
+    for i in set(expect) & set(d["before"]):
+        a, b = d["before"].index(i) + 1, expect.index(i) + 1
+        assert (a != b) == (i in moved) and (i not in moved or moved[i] == (a, b))
+    if d["gained"] or d["lost"] or d["moved"]:
+        code, out, _ = _cli(capsys, "log", "show", rec.id, "--vault", str(vault), "--rerun", "memoryvault")
+        assert all(f"  + {i} " in out for i in d["gained"]) and all(f"  - {i} " in out for i in d["lost"])
+    code, _, err = _cli(capsys, "log", "show", rec.id, "--vault", str(vault), "--rerun", "nope")
+    assert code == 2 and "unknown preset 'nope'" in err
+
+
+def test_core_keeps_recalling_through_a_broken_or_missing_preset(bare_vault_copy):
+    from recall_tui.agent.core import RecallCore
+
+    vault = bare_vault_copy
+    presets = vault / ".recall" / "presets"
+    presets.mkdir(parents=True)
+    mine = presets / "mine.toml"
+    mine.write_text('extends = "default"\nk = 3\n')
+    write_active(vault, preset="mine", embedder="none")
+    core = RecallCore(vault, index="none")
+    try:
+        assert (core.preset, core.warning) == ("mine", "")
+        assert len(core.recall("postgres upgrade").hits) == 3
+        mine.write_text('extends = "default"\nk = [broken\n')  # half-saved
+        assert core.refresh_config() is False
+        assert "preset 'mine' cannot be loaded" in core.warning and "still recalling with 'mine'" in core.warning
+        assert len(core.recall("postgres upgrade").hits) == 3
+        mine.write_text('extends = "default"\nk = 4\n')
+        assert core.refresh_config() is True and core.warning == ""
+        assert len(core.recall("postgres upgrade").hits) == 4
+        mine.unlink()
+        assert core.refresh_config() is True and core.preset == "default"
+        assert "active preset 'mine'" in core.warning
+    finally:
+        core.close()
+    mine.write_text("k = [broken\n")
+    core = RecallCore(vault, index="none")
+    try:
+        assert core.preset == "default" and "cannot be loaded" in core.warning
+    finally:
+        core.close()

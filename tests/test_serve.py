@@ -164,3 +164,53 @@ def test_bench_hook_mode(tmp_path, sample_vault_path):
     assert data["kind"] == "recall-tui-bench-hook" and data["exit_codes"] == [0]
     assert data["warm_ms"]["n"] == 4 and data["in_process_ms"]["n"] == 3
     assert not (vault / ".recall" / "agent").exists()  # the benchmark ran on a copy
+
+
+def test_follows_a_preset_resaved_under_the_same_name(service):
+    """`tune --save mine --overwrite` keeps the name and changes the content: the next recall
+    runs with the new knobs (config hash changes); a deleted active preset falls back to
+    `default` with a warning in the answer and the log."""
+    vault, _ = service
+    presets = vault / ".recall" / "presets"
+    presets.mkdir(parents=True, exist_ok=True)
+
+    def save(body: str) -> None:
+        tmp = presets / ".mine.tmp"
+        tmp.write_text(body, encoding="utf-8")
+        os.replace(tmp, presets / "mine.toml")
+
+    save('extends = "default"\nk = 3\n')
+    write_active(vault, preset="mine")
+    a = client.request(vault, {"op": "recall", "query": "postgres upgrade"})
+    assert a["ok"] and a["trace"]["preset"] == "mine" and len(a["trace"]["hits"]) == 3
+    save('extends = "default"\nk = 4\n[keyword]\ntitle = 9.0\n')
+    b = client.request(vault, {"op": "recall", "query": "postgres upgrade"})
+    assert len(b["trace"]["hits"]) == 4 and b["trace"]["config_hash"] != a["trace"]["config_hash"]
+    assert not b["warning"]
+
+    (presets / "mine.toml").unlink()
+    c = client.request(vault, {"op": "recall", "query": "postgres upgrade"})
+    assert c["ok"] and c["trace"]["preset"] == "default"
+    assert "active preset 'mine'" in c["warning"] and "not found" in c["warning"]
+    payload = {"session_id": "gone-1", "hook_event_name": "UserPromptSubmit", "prompt": "postgres upgrade"}
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--vault", str(vault)],
+                       input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "relevant entries" in r.stdout
+    assert "active preset 'mine'" in r.stderr and "recalling with 'default'" in r.stderr
+    rec = read_agent_log(vault, session="gone-1")[0]
+    assert rec.path == "service" and rec.preset == "default" and "active preset 'mine'" in rec.warning
+
+
+def test_a_lone_surrogate_in_the_prompt_is_recalled_and_logged(service):
+    """`"\\ud800"` is valid JSON but not UTF-8: the warm path used to inject nothing and log
+    nothing. Now the surrogate becomes U+FFFD and the recall runs."""
+    vault, _ = service
+    raw = '{"session_id": "sur-1", "hook_event_name": "UserPromptSubmit", ' \
+          '"prompt": "postgres major upgrade \\ud800 analyze"}'
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--vault", str(vault)],
+                       input=raw, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "(lesson-pg-upgrade-analyze)" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    rec = read_agent_log(vault, session="sur-1")[0]
+    assert rec.path == "service" and rec.prompt == "postgres major upgrade \ufffd analyze"
+    assert "lesson-pg-upgrade-analyze" in rec.injected_ids

@@ -89,7 +89,7 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
                 if attempt == 49:
                     raise
                 time.sleep(0.02)
-        s.sendall(json.dumps(req, ensure_ascii=False).encode() + b"\n")
+        s.sendall(json.dumps(req).encode() + b"\n")  # ASCII: a lone surrogate stays escaped
         buf = bytearray()
         while not buf.endswith(b"\n"):
             chunk = s.recv(1 << 16)

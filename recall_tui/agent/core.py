@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.agent import hooks as H
-from recall_tui.agent.active import resolve
-from recall_tui.agent.log import AgentRecall, append_recall, new_id, now_iso
+from recall_tui.agent.active import ConfigWatch, resolve_active
+from recall_tui.agent.log import AgentRecall, append_recall, clean_text, new_id, now_iso
 from recall_tui.agent.session_window import SessionWindow
 from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import load_preset
@@ -34,14 +34,25 @@ class RecallCore:
     `"none"` recalls without one (keyword, fuzzy, topic, graph channels)."""
 
     def __init__(self, root: str | Path, *, preset: str | None = None,
-                 embedder: str | None = None, index: str = "open", path: str = "in-process"):
+                 embedder: str | None = None, index: str = "open", path: str = "in-process",
+                 defer_vectors: bool = False):
         self.root = Path(root)
-        act = resolve(self.root, preset, embedder)
+        self.flags = (preset, embedder)
+        self.config_watch = ConfigWatch(self.root, preset, embedder)
+        act, self.warning = resolve_active(self.root, preset, embedder)
+        """`warning`: the active preset is missing and `default` is used (else "")."""
         self.preset, self.embedder_kind, self.config_source = act
         self.path = path
         self.lock = threading.RLock()
         self.vault = read_vault(self.root, cache=(index == "open"))  # a hook never writes
-        self.cfg = load_preset(self.preset, self.root)
+        try:
+            self.cfg = load_preset(self.preset, self.root)
+        except ValueError as exc:  # the active preset is broken (a flag's is the caller's error)
+            if preset is not None:
+                raise
+            self.warning = f"active preset {self.preset!r} cannot be loaded ({exc}); recalling with 'default'"
+            self.preset = "default"
+            self.cfg = load_preset(self.preset, self.root)
         self.embedder = None
         self.index = None
         if index != "none" and act.embedder != "none":
@@ -55,7 +66,8 @@ class RecallCore:
             from recall_tui.index.store import Index
             emb = self.embedder or NoEmbedder()
             try:
-                self.index = Index.open(self.vault, emb, read_only=(index == "read-only"))
+                self.index = Index.open(self.vault, emb, read_only=(index == "read-only"),
+                                        defer_vectors=defer_vectors and index == "open")
             except Exception:  # noqa: BLE001 - no usable index: recall without it
                 self.index = None
         self.engines: dict[str, Engine] = {}
@@ -74,18 +86,72 @@ class RecallCore:
             eng = self.engines[name] = Engine(self.vault, self.index, cfg, preset=name)
         return eng
 
+    def refresh_config(self) -> bool:
+        """Follow the vault's active configuration by content (`ConfigWatch`): when
+        `.recall/active.json` or the active preset's file changed, reload the presets of every
+        engine (the vault and index stay). True when it did. Cheap when nothing changed (a few
+        stats). A changed embedder needs a new core: see `embedder_changed()`."""
+        if not self.config_watch.changed():
+            return False
+        act, warning = resolve_active(self.root, *self.flags)
+        try:
+            cfg = load_preset(act.preset, self.root)
+        except ValueError as exc:  # e.g. half-edited TOML: keep recalling as before, and say so
+            self.warning = f"preset {act.preset!r} cannot be loaded ({exc}); still recalling with {self.preset!r}"
+            return False
+        with self.lock:
+            self.preset, self.config_source, self.warning = act.preset, act.source, warning
+            self.cfg = cfg
+            for name, eng in list(self.engines.items()):
+                try:
+                    eng.config = self.cfg if name == self.preset else load_preset(name, self.root)
+                except ValueError:  # a preset asked for by name once, gone since
+                    del self.engines[name]
+                    continue
+                eng.clear_cache()
+            self.engine = self.engine_for(self.preset)
+        return True
+
+    def embedder_changed(self) -> bool:
+        """The active embedder is no longer the one this core loaded (a new core is needed)."""
+        act, _ = resolve_active(self.root, *self.flags)
+        return act.embedder != self.embedder_kind
+
+    def fill_vectors(self) -> None:
+        """Make the vectors an `open(defer_vectors=True)` left out (slow: embeds the vault),
+        then let every engine use them. Recalls go on meanwhile without the vector channel."""
+        idx = self.index
+        if idx is None or idx.embedding_progress() is None:
+            return
+        idx.fill_vectors()
+        with self.lock:
+            for eng in self.engines.values():
+                eng.vectors_changed()
+
+    @staticmethod
+    def vector_note(trace: Any) -> str:
+        """What to tell the agent when this recall ran without the vector channel because the
+        vectors are still being made (read from the trace: "" otherwise)."""
+        st = trace.stage("vector")
+        if st is None or not st.skipped or not st.reason.startswith("embedding "):
+            return ""
+        return (f"vector channel still building ({st.reason}): these results come from the "
+                "keyword, fuzzy, topic and graph channels")
+
     def watch(self) -> None:
         """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine."""
         from recall_tui.index.watch import VaultWatcher
 
+        watched = self.engine  # the watcher refreshes this one; a preset change may add others
+
         def changed(summary) -> None:
             with self.lock:
-                self.vault = self.engine.vault
+                self.vault = watched.vault
                 for eng in self.engines.values():
-                    if eng is not self.engine:
+                    if eng is not watched:
                         eng.set_vault(self.vault, self.index)
 
-        self.watcher = VaultWatcher(self.engine, changed).start()
+        self.watcher = VaultWatcher(watched, changed).start()
 
     def reload_if_changed(self) -> None:
         """Without a watcher: pick up changed files before a recall (cheap stat walk)."""
@@ -125,6 +191,7 @@ class RecallCore:
                types: tuple[str, ...] = (), why: tuple[str, ...] = ()):
         """One recall; raises ValueError for a bad preset or as_of."""
         at = parse_time(as_of) if as_of else None
+        query = clean_text(query)  # lone surrogates (invalid UTF-16 from a client) -> U+FFFD
         with self.lock:
             eng = self.engine_for(preset)
             filters = Filters(types=tuple(types), include_superseded=include_superseded)
@@ -180,6 +247,7 @@ class RecallCore:
             rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
             out = H.output(opts.event, text, line if opts.transparency else "")
         rec.ms = round((time.perf_counter() - t0) * 1000, 2)
+        rec.warning = self.warning  # the active preset missing: `default` used (mcp18's line)
         append_recall(self.root, rec)
         return out, rec
 
@@ -198,14 +266,19 @@ class RecallCore:
 
     def recall_for_agent(self, query: str, *, served_by: str = "mcp", event: str = "recall",
                          session_id: str = "", **kw: Any):
-        """A recall an agent asked for (MCP): recorded, returns (trace, record)."""
+        """A recall an agent asked for (MCP): returns (trace, record). The record is not
+        appended yet: the caller sets what the agent got (`injected_text`, the exact bytes it
+        received; `injected_ids` for a recall only) and calls `record()`."""
         t0 = time.perf_counter()
         trace = self.recall(query, **kw)
         rec = AgentRecall(id=new_id(), time=now_iso(), served_by=served_by, event=event,
-                          session_id=session_id, prompt=query, path=self.path,
+                          session_id=session_id, prompt=clean_text(query), path=self.path,
                           preset=trace.preset, config_hash=trace.config_hash,
                           embedder=self.embedder.name if self.embedder is not None else "none",
-                          injected_ids=[h.id for h in trace.hits], trace_dict=trace.to_dict())
+                          trace_dict=trace.to_dict(), warning=self.warning)
         rec.ms = round((time.perf_counter() - t0) * 1000, 2)
-        append_recall(self.root, rec)
         return trace, rec
+
+    def record(self, rec: AgentRecall) -> bool:
+        """Append a record to the vault's flight recorder (never raises)."""
+        return append_recall(self.root, rec)

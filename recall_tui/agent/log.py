@@ -14,7 +14,14 @@ the `log` key of `.recall/active.json` (`{"enabled": false}` switches recording 
 `RECALL_TUI_AGENT_LOG=off`.
 
 Reader for front ends: `read_agent_log(vault, session=..., since=..., limit=...)` returns
-`AgentRecall` records, newest first; `record.trace` rebuilds the `Trace`.
+`AgentRecall` records, newest first; `record.trace` rebuilds the `Trace`. It reads the files
+backwards (newest segment first, in 64 KiB blocks from the end) and stops as soon as it has
+`limit` records (or reaches records older than `since`), so `recall-tui log --limit 20` costs
+the same on a log of 20 records and on one of 200,000. `find_recall(vault, id)` matches the id
+on the raw line before parsing it.
+
+Text from an agent may hold lone surrogates (`"\ud800"` is valid JSON, not valid UTF-8):
+`clean_text` replaces them with U+FFFD so the record can be written; the recall still runs.
 """
 
 from __future__ import annotations
@@ -22,10 +29,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +64,14 @@ def log_settings(vault: str | os.PathLike) -> dict[str, Any]:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if isinstance(text, str) else text
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -68,7 +85,7 @@ class AgentRecall:
     served_by: str
     """"hook" or "mcp"."""
     event: str
-    """"UserPromptSubmit", "SessionStart", or the MCP tool ("recall", "why_not")."""
+    """"UserPromptSubmit", "SessionStart", or the MCP tool ("recall", "why_not", "load_memory")."""
     session_id: str = ""
     prompt: str = ""
     source: str = ""
@@ -79,8 +96,18 @@ class AgentRecall:
     embedder: str = ""
     config_hash: str = ""
     injected_ids: list[str] = field(default_factory=list)
+    """The memories put before the agent as recalled (a hook's injection, an MCP `recall`'s
+    hits). Empty for `why_not` and `load_memory`, which answer about `about_ids`."""
     left_out_ids: list[str] = field(default_factory=list)
     injected_text: str = ""
+    """Exactly what the agent got: the hook's additionalContext, or for MCP the serialized
+    tool result (the compact JSON of `structuredContent`, which is also the text content)."""
+    about_ids: list[str] = field(default_factory=list)
+    """The memory a `why_not` or `load_memory` call asked about."""
+    warning: str = ""
+    """What was not as configured (e.g. the active preset is missing: `default` was used)."""
+    note: str = ""
+    """What the agent was told about the recall itself (e.g. the vector channel still building)."""
     skipped: str = ""
     """Why nothing was recalled (e.g. "resume not injected"), else ""."""
     path: str = ""
@@ -154,7 +181,8 @@ def append_recall(vault: str | os.PathLike, rec: AgentRecall) -> bool:
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_out_of_git(folder.parent)  # .recall/: the log never goes into the vault's git
-        line = (json.dumps(rec.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(rec.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = clean_text(text).encode()
         fd = os.open(folder / CURRENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line)  # one write on O_APPEND: lines never interleave
@@ -186,40 +214,87 @@ def _parse_time(text: str) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
+def _segments_newest_first(vault: str | os.PathLike) -> list[Path]:
+    folder = log_dir(vault)
+    return [folder / CURRENT] + sorted(folder.glob("recalls-*.jsonl"), reverse=True)
+
+
+def _lines_backwards(path: Path, block: int = 65536) -> Iterator[bytes]:
+    """The file's non-empty lines, last first, read in blocks from the end."""
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return
+    with fh:
+        pos = fh.seek(0, os.SEEK_END)
+        rest = b""
+        while pos > 0:
+            n = min(block, pos)
+            pos -= n
+            fh.seek(pos)
+            parts = (fh.read(n) + rest).split(b"\n")
+            rest = parts[0]
+            for line in reversed(parts[1:]):
+                if line.strip():
+                    yield line
+        if rest.strip():
+            yield rest
+
+
+def _raw_newest_first(vault: str | os.PathLike) -> Iterator[bytes]:
+    for p in _segments_newest_first(vault):
+        yield from _lines_backwards(p)
+
+
+def _parse(raw: bytes) -> AgentRecall | None:
+    try:
+        return AgentRecall.from_dict(json.loads(raw))
+    except (ValueError, TypeError):
+        return None
+
+
+#: Writers stamp a record when its recall starts and append it when it ends, so write order
+#: and time order may differ by the length of a recall: reading stops this far past the cut.
+_SLACK_S = 60.0
+
+
 def read_agent_log(vault: str | os.PathLike, *, session: str | None = None,
                    since: datetime | None = None, limit: int | None = None,
                    served_by: str | None = None) -> list[AgentRecall]:
     """The recorded recalls, newest first. `session` keeps one session id (a prefix is
     enough), `since` drops older ones, `served_by` keeps "hook" or "mcp". Broken lines (a
-    disk filled mid-write) are skipped. Never raises for a missing log: returns []."""
-    folder = log_dir(vault)
-    files = sorted(folder.glob("recalls-*.jsonl")) + [folder / CURRENT]
-    out: list[AgentRecall] = []
+    disk filled mid-write) are skipped. Never raises for a missing log: returns [].
+    Reads from the end and stops once `limit` records (or `since`) are passed."""
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=timezone.utc)
-    for p in files:
-        try:
-            lines = p.read_bytes().splitlines()
-        except OSError:
+    out: list[AgentRecall] = []
+    stop_before: datetime | None = None  # once enough are found: read on only this far back
+    for raw in _raw_newest_first(vault):
+        rec = _parse(raw)
+        if rec is None:
             continue
-        for raw in lines:
-            try:
-                d = json.loads(raw)
-                rec = AgentRecall.from_dict(d)
-            except (ValueError, TypeError):
-                continue
-            if session and not rec.session_id.startswith(session):
-                continue
-            if served_by and rec.served_by != served_by:
-                continue
-            if since is not None:
-                t = _parse_time(rec.time)
-                if t is None or t < since:
-                    continue
-            out.append(rec)
-    out.reverse()  # files and lines are in write order: newest last
-    out.sort(key=lambda r: r.time, reverse=True)  # stable: ties keep the write order
+        t = _parse_time(rec.time)
+        if stop_before is not None and (t is None or t < stop_before):
+            break
+        if since is not None and t is not None and t < since - timedelta(seconds=_SLACK_S):
+            break
+        if session and not rec.session_id.startswith(session):
+            continue
+        if served_by and rec.served_by != served_by:
+            continue
+        if since is not None and (t is None or t < since):
+            continue
+        out.append(rec)
+        if limit and len(out) == limit and stop_before is None:
+            oldest = min((_parse_time(r.time) for r in out), key=_key)
+            stop_before = (oldest - timedelta(seconds=_SLACK_S)) if oldest else datetime.max.replace(
+                tzinfo=timezone.utc)
+    out.sort(key=lambda r: r.time, reverse=True)  # stable: ties keep the newest-written first
     return out[:limit] if limit else out
+
+
+def _key(t: datetime | None) -> datetime:
+    return t if t is not None else datetime.max.replace(tzinfo=timezone.utc)
 
 
 class LogTail:
@@ -284,10 +359,25 @@ class LogTail:
 
 
 def find_recall(vault: str | os.PathLike, recall_id: str) -> AgentRecall | None:
-    """One record by its id (or a unique prefix of it)."""
-    hits = [r for r in read_agent_log(vault) if r.id.startswith(recall_id)]
-    return hits[0] if len(hits) == 1 else None
+    """One record by its id (or a unique prefix of it); None when none or several match.
+    Compares the id on the raw line (records start with it) and parses only a match."""
+    if not recall_id:
+        return None
+    head = b'{"id":"' + recall_id.encode("utf-8", "replace")
+    found: AgentRecall | None = None
+    for raw in _raw_newest_first(vault):
+        if not raw.startswith(head):
+            continue
+        rec = _parse(raw)
+        if rec is None or not rec.id.startswith(recall_id):
+            continue
+        if rec.id == recall_id:
+            return rec
+        if found is not None and found.id != rec.id:
+            return None  # ambiguous prefix
+        found = rec
+    return found
 
 
-__all__ = ["AgentRecall", "LogTail", "append_recall", "find_recall", "log_dir", "log_settings", "new_id",
+__all__ = ["AgentRecall", "LogTail", "append_recall", "clean_text", "find_recall", "log_dir", "log_settings", "new_id",
            "now_iso", "prune", "read_agent_log"]

@@ -5,8 +5,12 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
 - One service per vault: it holds an exclusive lock on `.recall/serve.lock` for its life; a
   second one started at the same time sees the lock and exits 0.
 - Several clients at once: one thread per connection; recalls share one lock in the core.
-- Follows the vault's active configuration: when `.recall/active.json` names another preset
-  or embedder, the next request reloads the core under it.
+- Follows the vault's active configuration by content, not by name: before each request a
+  `ConfigWatch` stats `.recall/active.json` and the active preset's file(s) (hashing them again
+  only when a stat changed); a changed preset (`preset use`, or `tune --save mine --overwrite`)
+  reloads the engines' configuration, a changed embedder reloads the core.
+- Text from a client may hold lone surrogates (`"\ud800"` is valid JSON): they become U+FFFD
+  in the request before the recall (and in the answer), so the recall runs and is logged.
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.
 """
@@ -28,6 +32,7 @@ from recall_tui.agent import hooks as H
 from recall_tui.agent.active import read_active
 from recall_tui.agent.client import DEFAULT_IDLE_S, lock_path, socket_path
 from recall_tui.agent.core import RecallCore
+from recall_tui.agent.log import clean_text
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -37,14 +42,25 @@ class _Handler(socketserver.StreamRequestHandler):
             if not raw.strip():
                 continue
             try:
-                req = json.loads(raw)
+                req = _clean(json.loads(raw))
                 ans = svc.answer(req if isinstance(req, dict) else {})
             except ValueError as exc:
                 ans = {"ok": False, "error": f"bad request: {exc}"}
             except Exception as exc:  # noqa: BLE001 - one bad request never ends the service
                 ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            self.wfile.write(json.dumps(ans, ensure_ascii=False).encode() + b"\n")
+            self.wfile.write(clean_text(json.dumps(ans, ensure_ascii=False)).encode() + b"\n")
             self.wfile.flush()
+
+
+def _clean(obj: Any) -> Any:
+    """A parsed request with every string's lone surrogates replaced (see `clean_text`)."""
+    if isinstance(obj, str):
+        return clean_text(obj)
+    if isinstance(obj, dict):
+        return {clean_text(k) if isinstance(k, str) else k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -167,16 +183,19 @@ class RecallService:
     # --- requests ------------------------------------------------------------------------
 
     def _current_core(self) -> RecallCore:
-        act = read_active(self.root)
         with self._core_lock:
-            if (act.preset, act.embedder) != (self.active.preset, self.active.embedder):
-                self.log(f"active configuration changed to {act.preset}/{act.embedder}; reloading")
+            assert self.core is not None
+            if self.core.embedder_changed():
+                act = read_active(self.root)
+                self.log(f"active embedder changed to {act.embedder}; reloading")
                 old = self.core
                 self.core = self._load()
                 self.active = act
-                if old is not None:
-                    old.close()
-            assert self.core is not None
+                old.close()
+            elif self.core.refresh_config():
+                self.active = read_active(self.root)
+                self.log(f"active configuration changed (preset {self.core.preset}"
+                         + (f"; {self.core.warning}" if self.core.warning else "") + "); reloaded")
             return self.core
 
     def answer(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +205,7 @@ class RecallService:
             core = self.core
             return {"ok": True, "pid": os.getpid(), "root": str(self.root), "served": self.served,
                     "preset": core.preset if core else None,
+                    "warning": core.warning if core else "",
                     "embedder": core.embedder.name if core and core.embedder else "none"}
         if op == "stop":
             self.stop()
@@ -199,11 +219,11 @@ class RecallService:
                                               f"not {opts.embedder!r}"}
             out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
             self.served += 1
-            return {"ok": True, "output": out, "record": rec.id}
+            return {"ok": True, "output": out, "record": rec.id, "warning": core.warning}
         if op == "recall":
             trace = core.recall(str(req.get("query") or ""), k=req.get("k"), preset=req.get("preset"),
                                 include_superseded=req.get("include_superseded"),
                                 as_of=req.get("as_of"), types=tuple(req.get("types") or ()))
             self.served += 1
-            return {"ok": True, "trace": trace.to_dict()}
+            return {"ok": True, "trace": trace.to_dict(), "warning": core.warning}
         return {"ok": False, "error": f"unknown op {op!r}"}

@@ -337,6 +337,10 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             client.start_detached(root)  # for the next prompt; this one recalls here
     if out is None:
         out = _in_process(root, opts, payload)
+    from recall_tui.agent.active import resolve_active
+
+    if warning := resolve_active(root, args.preset, args.embedder)[1]:  # active preset missing
+        safe_print(f"recall-tui hook {event}: {warning}", file=sys.stderr)
     _print(out)
     budget = args.budget_ms if args.budget_ms is not None else BUDGET_MS[event]
     elapsed = (time.perf_counter() - t0) * 1000

@@ -1,5 +1,11 @@
-"""`recall-tui log [--vault V] [--json] [--session S] [--since T]`: the recalls served to
-agents (hooks and MCP), newest first, from the flight recorder (recall_tui/agent/log.py)."""
+"""`recall-tui log [--vault V] [--json] [--session S] [--since T] [--limit N]`: the recalls
+served to agents (hooks and MCP), newest first, from the flight recorder
+(recall_tui/agent/log.py).
+
+`recall-tui log show ID [--rerun [PRESET]] [--json]` opens one entry: the prompt, preset, k,
+filters, what was injected and the exact text the agent got (printed literally: control
+characters shown, never interpreted); `--rerun` runs it again under PRESET (default: the
+vault's active preset) with the entry's k, time and filters, and prints what changed."""
 
 from __future__ import annotations
 
@@ -7,8 +13,15 @@ import argparse
 import re
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recall_tui.vault.literal import json_text, literal_line, safe_print
+
+if TYPE_CHECKING:
+    from recall_tui.agent.log import AgentRecall
+    from recall_tui.agent.rerun import RerunDiff
+    from recall_tui.engine.trace import Trace
 
 HELP = "list the recalls served to agents (hooks, MCP), newest first"
 
@@ -38,6 +51,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many (newest first)")
     p.add_argument("--follow", "-f", action="store_true",
                    help="then keep printing new recalls as agents get them (Ctrl-C stops)")
+    p.set_defaults(recall_id=None, rerun=None)
+    sub = p.add_subparsers(dest="action", metavar="show", required=False)
+    show = sub.add_parser("show", help="open one entry: its prompt, configuration, what was "
+                                       "injected and the exact text the agent got")
+    show.add_argument("recall_id", metavar="ID", help="the entry's id (a unique prefix is enough)")
+    show.add_argument("--rerun", nargs="?", const="", default=None, metavar="PRESET",
+                      help="re-run the entry under PRESET (default: the vault's active preset) "
+                           "with its k, time and filters, and print the difference")
+    show.add_argument("--vault", default=argparse.SUPPRESS,
+                      help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                      help="the entry (and the re-run's difference) as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         safe_print("recall-tui log: --limit must be at least 1", file=sys.stderr)
         return 2
+    if args.action == "show":
+        return _show_one(root, args)
     prune(root)
     from recall_tui.agent.log import LogTail
 
@@ -86,5 +113,93 @@ def _show(recs, as_json: bool) -> None:
         safe_print(literal_line(f"{r.time}  {r.id}  {r.served_by}/{r.event}  session {r.session_id[:12] or '-'}  "
                        f"{r.preset}/{r.embedder}  {r.ms:.0f} ms  [{r.path}]"))
         safe_print("    " + literal_line(what, 200))
-        safe_print(literal_line(f"    -> {ids}{more}{skipped}"))
+        if r.about_ids:  # why_not / load_memory: an answer about a memory, not an injection
+            safe_print(literal_line(f"    about {', '.join(r.about_ids)}{skipped}"))
+        else:
+            safe_print(literal_line(f"    -> {ids}{more}{skipped}"))
     sys.stdout.flush()
+
+
+def _show_one(root: Path, args: argparse.Namespace) -> int:
+    from recall_tui.agent.log import find_recall
+
+    if not args.recall_id:
+        safe_print("recall-tui log show: give the entry's ID (see `recall-tui log`)", file=sys.stderr)
+        return 2
+    rec = find_recall(root, args.recall_id)
+    if rec is None:
+        safe_print(f"recall-tui log show: no single entry with id {args.recall_id!r} in "
+                   f"{root / '.recall' / 'agent'} (unknown, or a prefix of several)", file=sys.stderr)
+        return 1
+    rerun = None
+    if args.rerun is not None:
+        from recall_tui.agent.rerun import rerun as do_rerun
+
+        try:
+            rerun = do_rerun(root, rec, args.rerun or None)
+        except ValueError as exc:
+            safe_print(f"recall-tui log show: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        out = rec.to_dict()
+        if rerun is not None:
+            trace, d, warning = rerun
+            out["rerun"] = {"preset": trace.preset, "config_hash": trace.config_hash,
+                            "warning": warning, "diff": d.to_dict()}
+        sys.stdout.write(json_text(out) + "\n")
+        sys.stdout.flush()
+        return 0
+    _print_entry(rec)
+    if rerun is not None:
+        _print_rerun(rec, *rerun)
+    sys.stdout.flush()
+    return 0
+
+
+def _print_entry(rec: AgentRecall) -> None:
+    from recall_tui.agent.rerun import filters_of
+
+    trace = rec.trace
+    safe_print(f"{rec.id}  {rec.served_by}/{rec.event}  {rec.time}  "
+               f"session {literal_line(rec.session_id or '-')}  [{rec.path}]  {rec.ms:.0f} ms")
+    safe_print("prompt:   " + literal_line(rec.prompt or (f"source={rec.source}" if rec.source else "-")))
+    config = f"preset {rec.preset}  embedder {rec.embedder}"
+    if rec.config_hash:
+        config += f"  config {rec.config_hash[:12]}"
+    safe_print(config)
+    if trace is not None:
+        asked = {k: v for k, v in vars(filters_of(trace)).items() if v not in (None, ())}
+        safe_print(f"k {trace.k}  now {trace.now}" + (f"  as_of {trace.as_of}" if trace.as_of else "")
+                   + "  filters " + literal_line(", ".join(f"{k}={v}" for k, v in asked.items()) or "-"))
+        safe_print("hits:     " + (", ".join(h.id for h in trace.hits) or "-"))
+    if rec.warning:
+        safe_print("warning:  " + literal_line(rec.warning))
+    if rec.note:
+        safe_print("note:     " + literal_line(rec.note))
+    if rec.skipped:
+        safe_print("skipped:  " + literal_line(rec.skipped))
+    if rec.about_ids:
+        safe_print(f"about:    {', '.join(rec.about_ids)} ({rec.event}: nothing injected)")
+    else:
+        left = f"  (left out: {', '.join(rec.left_out_ids)})" if rec.left_out_ids else ""
+        safe_print(f"injected: {', '.join(rec.injected_ids) or '-'}{left}")
+    safe_print(f"--- the exact text the agent got ({len(rec.injected_text):,} characters) ---")
+    safe_print(rec.injected_text)
+    safe_print("--- end ---")
+
+
+def _print_rerun(rec: AgentRecall, trace: Trace, d: RerunDiff, warning: str) -> None:
+    safe_print(f"re-run under preset {trace.preset} (config {trace.config_hash[:12]}), "
+               "same k, time and filters:")
+    if warning:
+        safe_print("warning:  " + literal_line(warning))
+    safe_print("hits:     " + (", ".join(d.after) or "-"))
+    if not (d.gained or d.lost or d.moved):
+        safe_print("same ids in the same order")
+        return
+    for i in d.gained:
+        safe_print(f"  + {i} (rank {d.after.index(i) + 1})")
+    for i in d.lost:
+        safe_print(f"  - {i} (was rank {d.before.index(i) + 1})")
+    for i, a, b in d.moved:
+        safe_print(f"  ~ {i}: rank {a} -> {b}")

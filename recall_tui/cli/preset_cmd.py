@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from recall_tui.agent.active import EMBEDDERS, read_active, write_active
+from recall_tui.agent.active import EMBEDDERS, read_active, resolve_active, write_active
 from recall_tui.cli._common import vault_root
 from recall_tui.vault.literal import safe_print
 
@@ -31,8 +31,10 @@ def run(args: argparse.Namespace) -> int:
         safe_print(f"recall-tui preset: {root}: no such vault folder", file=sys.stderr)
         return 2
     if args.action == "show":
-        act = read_active(root)
+        act, warning = resolve_active(root)
         safe_print(f"preset {act.preset}  embedder {act.embedder}  ({act.source})")
+        if warning:
+            safe_print(f"warning: {warning}")
         return 0
     try:
         load_preset(args.name, root)

@@ -1,0 +1,74 @@
+"""Time the first MCP `recall` on a fresh vault, as an agent pays it: the official `mcp` client
+starts `recall-tui mcp --vault COPY` over stdio (a copy of the vault with no `.recall/`, so no
+index and no vectors yet), and the clock runs from the client's `call_tool("recall")` to its
+answer. Also reported: the handshake (process start to `initialize` answered), whether the
+answer said the vector channel was still building, and the time until a recall runs with the
+vectors. Each run uses a fresh copy; the vault given is never written.
+
+    python scripts/bench_mcp_first_recall.py [--vault sample-vault] [--runs 3] [--embedder auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = "postgres major upgrade analyze"
+
+
+async def one(vault: Path, embedder: str) -> dict[str, float | bool]:
+    env = dict(os.environ, RECALL_TUI_SERVE="off")
+    params = StdioServerParameters(command=sys.executable, env=env,
+                                   args=["-m", "recall_tui", "mcp", "--vault", str(vault),
+                                         "--no-watch", "--embedder", embedder])
+    t0 = time.perf_counter()
+    async with Client(params) as client:
+        t_init = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        res = await client.call_tool("recall", {"query": QUERY, "k": 5})
+        first = time.perf_counter() - t1
+        building = "note" in (res.structured_content or {})
+        while "note" in (res.structured_content or {}):
+            await asyncio.sleep(0.25)
+            res = await client.call_tool("recall", {"query": QUERY, "k": 5})
+        vectors = time.perf_counter() - t1
+    return {"init_s": t_init, "first_s": first, "building": building, "vectors_s": vectors}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--vault", default=str(ROOT / "sample-vault"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--embedder", default="auto", choices=("auto", "local", "none"))
+    args = ap.parse_args()
+    rows = []
+    for i in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="mcp-first-") as tmp:
+            copy = Path(tmp) / "vault"
+            shutil.copytree(args.vault, copy, ignore=shutil.ignore_patterns(".recall"))
+            row = asyncio.run(one(copy, args.embedder))
+        rows.append(row)
+        print(f"run {i + 1}: handshake {row['init_s']:.2f} s, first recall {row['first_s']:.2f} s "
+              f"(vector channel building: {'yes' if row['building'] else 'no'}), "
+              f"with vectors after {row['vectors_s']:.1f} s", flush=True)
+    med = {k: statistics.median(float(r[k]) for r in rows) for k in ("init_s", "first_s", "vectors_s")}
+    print(f"median of {len(rows)}: handshake {med['init_s']:.2f} s, first recall {med['first_s']:.2f} s, "
+          f"with vectors after {med['vectors_s']:.1f} s")
+    with open("/proc/loadavg") as fh:
+        print("load average:", " ".join(fh.read().split()[:3]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
