@@ -65,3 +65,34 @@ def test_long_prompts_cut_to_their_question():
     q, cut = question_of("word " * 100, 50)
     assert cut and len(q) <= 50 and not q.endswith(" ")
     assert question_of("short\nprompt", 50) == ("short prompt", False)
+
+
+def test_log_sample_command_writes_a_query_set_snapshot_reads(tmp_path):
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from recall_tui.agent.log import append_recall
+    from recall_tui.tuning.snapshot import read_query_set
+    from tests.conftest import SAMPLE_VAULT
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault, ignore=shutil.ignore_patterns(".recall"))
+    for rec in LOG:
+        append_recall(vault, rec)
+    out = tmp_path / "sampled.jsonl"
+    bin_ = Path(sys.executable).with_name("recall-tui")
+    r = subprocess.run([str(bin_), "log", "--vault", str(vault), "sample", "--n", "5",
+                        "--by", "frequent", "--out", str(out)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "3 queries from 7 logged prompts (2 near-duplicates merged, 2 dropped" in r.stdout
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["query"] == "How do we deploy billing?" and lines[0]["count"] == 3
+    assert "relevant" not in lines[0]  # unjudged until someone judges it
+    assert [q.query for q in read_query_set(out)] == [x["query"] for x in lines]
+    bad = subprocess.run([str(bin_), "log", "--vault", str(vault), "sample", "--exclude", "("],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "is not a regular expression" in bad.stderr
