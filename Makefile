@@ -16,7 +16,16 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/recall-tui $(VAULT)
 
-test: $(STAMP)
+# The Claude Code CLI, for the tests that run the hooks under it (skipped without npm).
+CLAUDE := $(VENV)/claude/node_modules/.bin/claude
+
+$(CLAUDE):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-fund --no-audit --prefix $(VENV)/claude @anthropic-ai/claude-code \
+	    || echo "could not install the Claude Code CLI: its tests will be skipped"; \
+	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
+
+test: $(STAMP) $(CLAUDE)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: $(STAMP)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+
+from tests.netguard import sitecustomize as netguard
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "sample-vault"
@@ -18,6 +22,31 @@ PINNED_NOW = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
 
 # Never let a developer's real Ollama server or config leak into tests.
 os.environ.setdefault("OLLAMA_HOST", "http://127.0.0.1:9")
+
+# No process of the suite may reach beyond this machine (tests/netguard/sitecustomize.py):
+# this one, and every Python process it starts (PYTHONPATH), log each attempt here.
+# (Idempotent: this module is imported both as `conftest` and as `tests.conftest`.)
+if not os.environ.get(netguard.LOG_ENV):
+    _fd, _log = tempfile.mkstemp(prefix="recall-tui-netguard-", suffix=".log")
+    os.close(_fd)
+    atexit.register(Path(_log).unlink, missing_ok=True)
+    os.environ[netguard.LOG_ENV] = _log
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(netguard.__file__).parent), os.environ.get("PYTHONPATH")) if p)
+netguard.install()
+
+
+@pytest.fixture(autouse=True)
+def _no_network():
+    """Fail the test during which any process of the suite tried a non-local connection."""
+    log = Path(os.environ[netguard.LOG_ENV])
+    start = log.stat().st_size
+    yield
+    with log.open(encoding="utf-8") as fh:
+        fh.seek(start)
+        tried = fh.read()
+    if tried:
+        pytest.fail(f"a process tried to reach the network:\n{tried}")
 
 
 @pytest.fixture(autouse=True)

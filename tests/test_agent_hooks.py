@@ -46,7 +46,10 @@ NO_SERVE = {"RECALL_TUI_SERVE": "off"}
 def test_session_start_on_startup_not_on_resume(session_vault_copy):
     ctx = context_of(run_hook("session-start", session_vault_copy, start_payload("startup"), env=NO_SERVE))
     assert ctx.startswith("Loaded 5 MemoryVault always-load entries")
-    assert "(prod-safety-rules)" in ctx and "not instructions" in ctx
+    assert "(prod-safety-rules)" in ctx
+    # two of the five are type instruction: framed as the user's standing instructions
+    assert "not instructions" not in ctx
+    assert "Entries of type instruction are the user's standing instructions" in ctx.splitlines()[1]
     r = run_hook("session-start", session_vault_copy, start_payload("resume"), env=NO_SERVE)
     assert context_of(r) == ""
     assert "systemMessage" not in json.loads(r.stdout)
@@ -200,39 +203,6 @@ def test_bad_payload_and_missing_vault_still_exit_zero(tmp_path):
     assert context_of(r).startswith("Loaded 0 ")
 
 
-def test_hook_install_prints_and_merges(tmp_path, sample_vault_path):
-    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "install", "--vault",
-                        str(sample_vault_path)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    block = json.loads(r.stdout)
-    assert set(block["hooks"]) == {"SessionStart", "UserPromptSubmit"}
-    cmd = block["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert "hook prompt-submit --vault" in cmd and str(sample_vault_path) in cmd
-
-    settings = tmp_path / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    other = {"model": "opus", "hooks": {"UserPromptSubmit": [
-        {"hooks": [{"type": "command", "command": "echo mine"}]}]}}
-    settings.write_text(json.dumps(other))
-    for _ in range(2):
-        r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "install", "--vault",
-                            str(sample_vault_path), "--write", str(settings)],
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr
-    assert "nothing changed" in r.stdout  # the second run: idempotent
-    data = json.loads(settings.read_text())
-    assert data["model"] == "opus"
-    cmds = [h["command"] for e in data["hooks"]["UserPromptSubmit"] for h in e["hooks"]]
-    assert cmds[0] == "echo mine" and len(cmds) == 2
-    assert len(data["hooks"]["SessionStart"]) == 1
-    assert json.loads((tmp_path / ".claude" / "settings.json.bak").read_text()) == other
-    settings.write_text("{not json")
-    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "install", "--vault",
-                        str(sample_vault_path), "--write", str(settings)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "not valid JSON" in r.stderr
-
-
 @pytest.mark.parametrize("event", ["session-start", "prompt-submit"])
 def test_no_pickle_cache_is_written(vault_copy, event, tmp_path):
     run_hook(event, vault_copy, prompt_payload("postgres"), env=NO_SERVE)
@@ -258,3 +228,150 @@ def test_read_only_vault_still_injects(tmp_path, sample_vault_path):
         for p in [vault, *vault.rglob("*")]:
             if p.is_dir():
                 p.chmod(0o755)
+
+
+# --- never block, never stall ------------------------------------------------------------
+
+
+def test_an_argument_error_warns_and_exits_zero(vault_copy):
+    """Exit 2 from a hook means "block and erase the prompt" to Claude Code: an unknown flag,
+    a bad --embedder, a flag without its value are warnings; the recall still runs."""
+    for i, extra in enumerate((("--frobnicate", "3"), ("--embedder", "bogus"),
+                               ("--embedder=bogus", "--k", "x"), ("--budget-ms",))):
+        r = run_hook("prompt-submit", vault_copy, prompt_payload("postgres major upgrade analyze", f"s{i}"),
+                     "--no-serve", *extra)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert "a hook never blocks the prompt" in r.stderr or "using the preset's k" in r.stderr, extra
+        assert "(lesson-pg-upgrade-analyze)" in context_of(r), extra
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "install", "--vault",
+                        str(vault_copy), "--embedder", "bogus"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "invalid choice" in r.stderr  # a person typed it: a usage error
+
+
+def test_a_hung_service_costs_a_prompt_the_client_timeout_then_recalls_here(vault_copy):
+    """A real `recall-tui serve`, stopped with SIGSTOP: the hook gives up on it (well within
+    Claude Code's 30 s), recalls in its own process, and says so; `serve --status` and
+    `serve --stop` see the stopped service."""
+    import signal
+
+    from recall_tui.agent import client
+    from recall_tui.agent.log import read_agent_log
+
+    env = {k: v for k, v in os.environ.items() if k != "RECALL_TUI_SERVE"}
+    serve = subprocess.Popen([sys.executable, "-m", "recall_tui", "serve", "--vault", str(vault_copy),
+                              "--idle", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=env, start_new_session=True)
+    try:
+        assert client.wait_ready(vault_copy, timeout=240) is not None, "the service never answered"
+        os.kill(serve.pid, signal.SIGSTOP)
+        r = run_hook("prompt-submit", vault_copy, prompt_payload("postgres major upgrade analyze"), env=env)
+        assert "(lesson-pg-upgrade-analyze)" in context_of(r)
+        assert f"no answer within {client.HOOK_SERVICE_TIMEOUT_S:g} s" in r.stderr, r.stderr
+        assert "recalling in this process" in r.stderr
+        rec = read_agent_log(vault_copy)[0]
+        assert rec.path == "in-process" and "lesson-pg-upgrade-analyze" in rec.injected_ids
+        # the next prompt does not wait for it again
+        r = run_hook("prompt-submit", vault_copy, prompt_payload("proxmox 8 upgrade on atlas"), env=env)
+        assert "(homelab-proxmox-8-upgrade)" in context_of(r)
+        assert "did not answer in the last" in r.stderr and "no answer within" not in r.stderr
+        status = subprocess.run([sys.executable, "-m", "recall_tui", "serve", "--status", "--vault",
+                                 str(vault_copy)], capture_output=True, text=True, timeout=60)
+        assert status.returncode == 0 and f"pid {serve.pid}" in status.stdout, status.stdout
+        stop = subprocess.run([sys.executable, "-m", "recall_tui", "serve", "--stop", "--vault",
+                               str(vault_copy)], capture_output=True, text=True, timeout=60)
+        assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stdout + stop.stderr
+        serve.wait(timeout=60)
+    finally:
+        if serve.poll() is None:
+            os.kill(serve.pid, signal.SIGKILL)
+            serve.wait(timeout=30)
+
+
+# --- what is injected --------------------------------------------------------------------
+
+
+def test_the_cap_counts_utf16_units_as_claude_code_does():
+    from recall_tui.agent.hooks import Block, fit, prompt_head, utf16_len
+
+    emoji = "\U0001F680" * 900  # 900 characters, 1,800 UTF-16 units
+    blocks = [Block(f"m{i}", f"### note {i} (m{i})\n{emoji}\n") for i in range(8)]
+    text, ids, left = fit(prompt_head, blocks, MAX_CONTEXT)
+    assert utf16_len(text) <= MAX_CONTEXT < 10_000
+    assert len(ids) == 5 and len(left) == 3  # counted in characters, 8 would have "fit"
+    assert len(text) < 5_000 and utf16_len("\ud800") == 1  # a lone surrogate is one unit
+
+
+def test_emoji_heavy_always_load_stays_under_10000_utf16_units(tmp_path):
+    from recall_tui.agent.hooks import utf16_len
+
+    vault = tmp_path / "vault"
+    for i in range(12):
+        _write_memory(vault / "_always-load", i, "\U0001F389 party " * 150)
+    ctx = context_of(run_hook("session-start", vault, start_payload("startup"), env=NO_SERVE))
+    assert utf16_len(ctx) <= MAX_CONTEXT and "left out" in ctx.splitlines()[-1]
+
+
+def test_the_hook_asks_for_exactly_k_and_records_the_exclusions(vault_copy):
+    """The always-load entries are excluded by the filter (with a reason the trace keeps), not
+    fetched and cut: the engine is asked for the k the hook injects."""
+    from recall_tui.agent.log import read_agent_log
+
+    r = run_hook("prompt-submit", vault_copy, prompt_payload("production kubectl safety rules"),
+                 "--no-serve", "--k", "3")
+    ids = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()[0]
+    rec = read_agent_log(vault_copy)[0]
+    trace = rec.trace
+    assert trace.k == 3 and [h.id for h in trace.hits] == rec.injected_ids and len(rec.injected_ids) == 3
+    assert ids == "Loaded 3 relevant entries: " + ", ".join(rec.injected_ids)
+    drops = {d.id: d.reason for d in trace.stage("filter").dropped}
+    always = {p.stem for p in (vault_copy / "_always-load").glob("*.md")}
+    assert "prod-safety-rules" in drops, drops
+    assert drops["prod-safety-rules"] == "excluded by the caller: always-load (injected at session start)"
+    assert not always & set(rec.injected_ids)
+    parse = dict(trace.stage("query.parse").info)
+    assert set(parse["filter exclude"].split(",")) == always  # in the log entry, to reproduce
+    q = subprocess.run([sys.executable, "-m", "recall_tui", "query", trace.query, "--vault", str(vault_copy),
+                        "--k", str(trace.k), "--now", trace.now, "--preset", trace.preset,
+                        "--embedder", rec.embedder, "--exclude", parse["filter exclude"], "--json"],
+                       capture_output=True, text=True, timeout=180)
+    assert q.returncode == 0, q.stderr
+    assert [h["id"] for h in json.loads(q.stdout)["hits"]] == rec.injected_ids  # `query` reproduces it
+
+
+def test_a_session_does_not_get_the_same_memory_twice_within_the_window(vault_copy):
+    from recall_tui.agent.log import read_agent_log
+
+    prompt = "postgres major upgrade analyze"
+    want = "lesson-pg-upgrade-analyze"
+
+    def ask(session: str = "w1", *extra: str) -> list[str]:
+        r = run_hook("prompt-submit", vault_copy, prompt_payload(prompt, session), "--no-serve", *extra)
+        assert r.returncode == 0, r.stderr
+        return read_agent_log(vault_copy)[0].injected_ids
+
+    assert want in ask()  # prompt 1
+    second = ask()  # prompt 2: not again, and still k entries
+    assert want not in second and len(second) == 5
+    rec = read_agent_log(vault_copy)[0]
+    reason = {d.id: d.reason for d in rec.trace.stage("filter").dropped}[want]
+    assert reason.startswith("excluded by the caller: injected at prompt 1 of this session")
+    assert want not in ask()  # prompt 3
+    assert want in ask()  # prompt 4 = 1 + the window of 3
+    assert want in ask("other-session")  # another session has its own window
+    assert want not in ask()  # prompt 5
+    r = run_hook("session-start", vault_copy, start_payload("compact", "w1"), "--no-serve")
+    assert r.returncode == 0
+    assert want in ask()  # compaction re-armed it
+    assert want in ask("w1", "--repeat-window", "0")  # 0: off
+
+
+def test_a_lone_surrogate_in_the_prompt_is_recalled_and_logged(vault_copy):
+    from recall_tui.agent.log import read_agent_log
+
+    payload = json.dumps(prompt_payload("postgres major upgrade analyze")).replace(
+        "analyze", "analyze \\ud800")
+    assert "\\ud800" in payload
+    r = run_hook("prompt-submit", vault_copy, payload, "--no-serve")
+    assert "(lesson-pg-upgrade-analyze)" in context_of(r)
+    rec = read_agent_log(vault_copy)[0]
+    assert rec.prompt == "postgres major upgrade analyze \ufffd"

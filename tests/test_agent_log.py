@@ -114,7 +114,8 @@ def test_active_configuration_defaults_and_atomic_writes(tmp_path):
     write_active(tmp_path, embedder="none")
     assert tuple(read_active(tmp_path))[:2] == ("memoryvault", "none")
     assert resolve(tmp_path, preset="bastra") == ("bastra", "none", "flag")
-    assert [p.name for p in (tmp_path / ".recall").iterdir()] == ["active.json"]  # no temp left
+    assert sorted(p.name for p in (tmp_path / ".recall").iterdir()) == [
+        ".gitignore", "active.json"]  # no temp left
     (tmp_path / ".recall" / "active.json").write_text("{broken")
     assert tuple(read_active(tmp_path)) == ("default", "auto", "default")
     try:

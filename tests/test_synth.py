@@ -134,3 +134,42 @@ def test_cli(tmp_path):
     r = subprocess.run([str(BIN), "synth", "--n", "40", str(out)],
                        capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 2 and "not empty" in r.stderr
+
+
+def _tree_digest(root: Path) -> str:
+    d = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            d.update(str(p.relative_to(root)).encode())
+            d.update(p.read_bytes())
+    return d.hexdigest()
+
+
+def test_turns_are_written_as_session_logs_the_reader_reads(tmp_path):
+    one = write_synth_vault(tmp_path / "one", 120, seed=3, workers=1, turns=450)
+    two = write_synth_vault(tmp_path / "two", 120, seed=3, workers=2, turns=450)
+    assert one.turns == two.turns == 450
+    # the same files whatever the worker count
+    assert _tree_digest(tmp_path / "one") == _tree_digest(tmp_path / "two")
+    logs = sorted((tmp_path / "one" / "sessions").glob("turns-*.jsonl"))
+    sizes = [len(p.read_text(encoding="utf-8").splitlines()) for p in logs]
+    assert sizes == [200, 200, 50]
+    first = [json.loads(line) for line in logs[0].read_text(encoding="utf-8").splitlines()]
+    assert [t["seq"] for t in first] == list(range(200))
+    assert {t["role"] for t in first} == {"user", "assistant"}
+    assert all(t["at"].endswith("Z") and t["text"] for t in first)
+    v = read_vault(tmp_path / "one")
+    synth_turns = [t for t in v.turns if t.session_id.startswith("turns-")]
+    assert len(synth_turns) == 450
+    assert not [p for p in v.problems if "sessions" in str(getattr(p, "path", ""))]
+
+
+def test_synth_cli_turns_flag(tmp_path):
+    out = tmp_path / "v"
+    r = subprocess.run([sys.executable, "-m", "recall_tui", "synth", "--n", "60", "--turns", "201",
+                        str(out)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "(201 raw turns)" in r.stdout
+    bad = subprocess.run([sys.executable, "-m", "recall_tui", "synth", "--n", "60", "--turns", "-1",
+                          str(tmp_path / "w")], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "--turns must be 0 or more" in bad.stderr

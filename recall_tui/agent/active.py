@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 
 import tomllib
 
+from recall_tui.vault.recalldir import keep_out_of_git
+
 #: The file under the vault holding the active configuration.
 ACTIVE_FILE = Path(".recall") / "active.json"
 DEFAULT_PRESET = "default"
@@ -94,6 +96,7 @@ def write_active(vault: str | os.PathLike, *, preset: str | None = None,
     data["set_by"] = set_by
     data["updated"] = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     path.parent.mkdir(parents=True, exist_ok=True)
+    keep_out_of_git(path.parent)  # .recall/ never goes into the vault's git
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".active-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

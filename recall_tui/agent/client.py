@@ -28,6 +28,11 @@ from typing import Any
 
 #: Idle minutes after which a service started on demand exits.
 DEFAULT_IDLE_S = 30 * 60
+#: How long a hook waits for the service's answer before it recalls in its own process:
+#: well inside Claude Code's 30 s hook timeout, so a hung service (stopped, swapping,
+#: deadlocked) costs a prompt this long plus an in-process recall, never the whole timeout.
+#: `RECALL_TUI_SERVICE_TIMEOUT` (seconds) overrides it.
+HOOK_SERVICE_TIMEOUT_S = 4.0
 _MAX_SOCK = 100
 
 
@@ -91,6 +96,8 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
             if not chunk:
                 break
             buf += chunk
+    except TimeoutError:
+        raise ServiceUnavailable(f"{path}: no answer within {timeout:g} s") from None
     except OSError as exc:
         raise ServiceUnavailable(f"{path}: {exc.strerror or exc}") from None
     finally:
@@ -102,6 +109,40 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
     if not isinstance(ans, dict):
         raise ServiceUnavailable("the service's answer is not a JSON object")
     return ans
+
+
+def hook_timeout() -> float:
+    """The hook's wait for the service (`HOOK_SERVICE_TIMEOUT_S`, or the environment's)."""
+    try:
+        t = float(os.environ.get("RECALL_TUI_SERVICE_TIMEOUT") or HOOK_SERVICE_TIMEOUT_S)
+    except ValueError:
+        t = HOOK_SERVICE_TIMEOUT_S
+    return t if t > 0 else HOOK_SERVICE_TIMEOUT_S
+
+
+#: After the service failed to answer in time, hooks recall in their own process for this
+#: long without asking it (a hung service costs one prompt the wait, not every prompt).
+UNRESPONSIVE_SKIP_S = 60.0
+
+
+def _unresponsive_path(root: str | os.PathLike) -> Path:
+    return recall_dir(Path(root).resolve()) / "serve.unresponsive"
+
+
+def mark_unresponsive(root: str | os.PathLike) -> None:
+    """Note that the service did not answer in time (best effort)."""
+    try:
+        _unresponsive_path(root).write_text(f"{time.time():.0f}\n", encoding="ascii")
+    except OSError:
+        pass
+
+
+def recently_unresponsive(root: str | os.PathLike) -> bool:
+    """Whether the service failed to answer within the last `UNRESPONSIVE_SKIP_S`."""
+    try:
+        return time.time() - os.stat(_unresponsive_path(root)).st_mtime < UNRESPONSIVE_SKIP_S
+    except OSError:
+        return False
 
 
 def is_starting_or_running(root: str | os.PathLike) -> bool:
@@ -118,6 +159,17 @@ def is_starting_or_running(root: str | os.PathLike) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def loading_pid(root: str | os.PathLike) -> int | None:
+    """The pid of a service that holds the vault's serve lock but does not answer yet (still
+    loading, or hung), from the lock file; None when no service holds the lock."""
+    if not is_starting_or_running(root):
+        return None
+    try:
+        return int(lock_path(root).read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> bool:

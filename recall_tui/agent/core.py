@@ -20,6 +20,7 @@ from typing import Any
 from recall_tui.agent import hooks as H
 from recall_tui.agent.active import ConfigWatch, resolve_active
 from recall_tui.agent.log import AgentRecall, append_recall, clean_text, new_id, now_iso
+from recall_tui.agent.session_window import SessionWindow
 from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import load_preset
 from recall_tui.engine.stages.parse import parse_time
@@ -223,6 +224,10 @@ class RecallCore:
                           embedder=self.embedder.name if self.embedder is not None else "none")
         line = ""
         if opts.event == "session-start":
+            if payload.source in ("compact", "clear") and payload.session_id:
+                win = SessionWindow.load(self.root, payload.session_id)  # the context was reset:
+                win.rearm()                                              # re-arm the repeat window
+                win.save()
             if payload.source and payload.source not in opts.sources:
                 rec.skipped = f"source {payload.source!r} not injected (injects on {', '.join(opts.sources)})"
                 out = H.output(opts.event, "")
@@ -235,20 +240,25 @@ class RecallCore:
                 rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
                 out = H.output(opts.event, text, line if opts.transparency else "")
         else:
+            win = None
+            if opts.repeat_window > 0 and payload.session_id:
+                win = SessionWindow.load(self.root, payload.session_id)
+                win.prompt += 1
             with self.lock:
                 eng = self.engine_for(opts.preset)
-                always = {m.id for m in self.always_load()}
                 k = opts.k or eng.config.k
-                trace = eng.recall(payload.prompt, k=k + len(always))
+                trace = eng.recall(payload.prompt, k=k, filters=self._hook_filters(win, opts.repeat_window))
                 rec.config_hash = trace.config_hash
                 rec.trace_dict = trace.to_dict()
-                hits = [h for h in trace.hits if h.id not in always][:k]
                 blocks = []
-                for h in hits:
+                for h in trace.hits[:k]:
                     m = self.vault.memories.get(h.id)
                     blocks.append(H.memory_block(m, body=False) if m is not None
                                   else H.Block(h.id, f"### {h.title} ({h.id})\n{h.summary}\n"))
             text, ids, left = H.fit(H.prompt_head, blocks, opts.max_context)
+            if win is not None:
+                win.record(ids)
+                win.save()
             line = f"Loaded {len(ids)} relevant entries: " + ", ".join(ids)
             rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
             out = H.output(opts.event, text, line if opts.transparency else "")
@@ -256,6 +266,19 @@ class RecallCore:
         rec.warning = self.warning  # the active preset missing: `default` used (mcp18's line)
         append_recall(self.root, rec)
         return out, rec
+
+    def _hook_filters(self, win: SessionWindow | None, window: int) -> Filters:
+        """The prompt hook's exclusions, each with its reason (the filter stage's drop reason,
+        kept in the trace the log records): the always-load entries (SessionStart injected
+        them) and what this session got within the repeat window. The hook then asks the
+        engine for exactly the k it injects."""
+        ids: dict[str, str] = {m.id: "always-load (injected at session start)"
+                               for m in self.always_load()}
+        if win is not None:
+            for mid, p in sorted(win.recent(window).items(), key=lambda kv: kv[1]):
+                ids.setdefault(mid, f"injected at prompt {p} of this session (repeat window "
+                                    f"{window}; this is prompt {win.prompt})")
+        return Filters(exclude=tuple(ids), exclude_why=tuple(ids.values()))
 
     def recall_for_agent(self, query: str, *, served_by: str = "mcp", event: str = "recall",
                          session_id: str = "", **kw: Any):

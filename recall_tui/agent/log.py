@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.agent.active import read_active_data
+from recall_tui.vault.recalldir import keep_out_of_git
 
 LOG_DIR = Path(".recall") / "agent"
 CURRENT = "recalls.jsonl"
@@ -179,6 +180,7 @@ def append_recall(vault: str | os.PathLike, rec: AgentRecall) -> bool:
     folder = log_dir(vault)
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_out_of_git(folder.parent)  # .recall/: the log never goes into the vault's git
         text = json.dumps(rec.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
         line = clean_text(text).encode()
         fd = os.open(folder / CURRENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

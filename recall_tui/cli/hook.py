@@ -1,12 +1,14 @@
-"""`recall-tui hook session-start | prompt-submit | install`: Claude Code's hooks.
+"""`recall-tui hook session-start | prompt-submit | install | uninstall`: Claude Code's hooks.
 
 The two events read Claude Code's JSON payload on stdin (`session_id`, `transcript_path`,
 `cwd`, `hook_event_name`, `source`, `prompt`), recall with the vault's active configuration
 (`recall-tui preset use`; `--preset`/`--embedder` override it) and print
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. They ask the warm
 service (`recall-tui serve`) when it is up, start it when it is not, and meanwhile recall in
-this process. They always exit 0: a hook never blocks the prompt. `install` prints the
-settings.json block (or merges it into `--write PATH`). Logic: recall_tui/agent/.
+this process. They always exit 0, even for an unknown or bad option (a warning on stderr):
+Claude Code reads exit 2 as "block the prompt". `install` prints the settings block, or puts
+it into `--write PATH` editing only recall-tui's own entries; `uninstall` removes them (one
+vault's, or `--all`). Logic: recall_tui/agent/ (install.py, settings_file.py for the file).
 
 This module imports only the standard library and recall_tui.agent's client on the fast path.
 """
@@ -16,27 +18,39 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from recall_tui.vault.literal import json_text, safe_print
 
-HELP = "Claude Code hooks: session-start, prompt-submit, install"
+if TYPE_CHECKING:
+    from recall_tui.agent.settings_file import SettingsFile
+
+HELP = "Claude Code hooks: session-start, prompt-submit, install, uninstall"
 BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
+HOOK_EVENTS = ("session-start", "prompt-submit")
+DEFAULT_SOURCES = "startup,clear,compact"
+EMBEDDERS = ("auto", "local", "ollama", "none")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("event", choices=("session-start", "prompt-submit", "install"))
+    p.add_argument("event", choices=(*HOOK_EVENTS, "install", "uninstall"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", help="preset (default: the vault's active preset)")
     p.add_argument("--k", type=_k_or_none, help="entries injected by prompt-submit (default: the "
                    "preset's k; a value under 1 is ignored with a warning: a hook never blocks)")
-    p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
+    p.add_argument("--embedder", choices=EMBEDDERS,
                    help="query embedder (default: the vault's active embedder)")
-    p.add_argument("--sources", default="startup,clear,compact",
+    p.add_argument("--sources", default=None,
                    help="SessionStart sources that inject _always-load/ (default: "
                         "startup,clear,compact; add resume to inject on resume too)")
+    p.add_argument("--repeat-window", type=int, default=None, metavar="N",
+                   help="prompt-submit: a memory injected at prompt P of a session is not "
+                        "injected again before prompt P+N (default 3; 0: off); compaction re-arms")
     p.add_argument("--transparency", action="store_true",
                    help="also send a systemMessage line (shown to the user) naming what was injected")
     p.add_argument("--budget-ms", type=float,
@@ -45,8 +59,85 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="never use or start the warm service; recall in this process")
     p.add_argument("--warm", action="store_true",
                    help="start the vault's warm service, wait until it answers, and exit")
-    p.add_argument("--write", metavar="PATH",
-                   help="install: merge the hooks into this settings.json (a .bak copy first)")
+    p.add_argument("--write", "--settings", dest="write", metavar="PATH",
+                   help="install/uninstall: edit this settings file (e.g. ~/.claude/settings.json, "
+                        ".claude/settings.local.json); a numbered backup is kept")
+    p.add_argument("--dry-run", action="store_true",
+                   help="install/uninstall with --write: print the file as it would be; write nothing")
+    p.add_argument("--all", action="store_true",
+                   help="uninstall: remove recall-tui's hooks for every vault, not only --vault's")
+    p.add_argument("--plugin-dir", metavar="DIR",
+                   help="install: write a Claude Code plugin folder (hooks + MCP server) to DIR "
+                        "instead; use it with `claude --plugin-dir DIR`")
+    p.add_argument("--timeout", type=int, default=30, metavar="S",
+                   help="install: Claude Code's timeout for each hook, in seconds (default 30)")
+    _never_exit_2(p)
+
+
+class _HookArgError(Exception):
+    pass
+
+
+def _never_exit_2(p: argparse.ArgumentParser) -> None:
+    """Make an argument error of a hook event a warning: Claude Code reads exit 2 from a hook
+    as "block the prompt and erase it". The offending option is dropped (with its value) and
+    the rest is parsed again; unknown options are ignored. `install`/`uninstall` keep the
+    usual errors (a person typed them)."""
+    parse, error = p.parse_known_args, p.error
+
+    def raise_error(message: str) -> NoReturn:
+        raise _HookArgError(message)
+
+    def lenient(args: Sequence[str] | None = None,
+                namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        words = list(sys.argv[1:] if args is None else args)
+        if not any(w in HOOK_EVENTS for w in words):
+            return parse(words, namespace)
+        p.exit_on_error = False
+        p.error = raise_error  # type: ignore[method-assign]  # on this parser only, while parsing
+        try:
+            for _ in range(len(words) + 1):
+                try:
+                    ns, extra = parse(words, namespace)
+                    break
+                except (argparse.ArgumentError, _HookArgError) as exc:
+                    _warn_arg(str(exc))
+                    words = _without(words, getattr(exc, "argument_name", None))
+            else:
+                ns, extra = parse([next(w for w in words if w in HOOK_EVENTS)], namespace)
+        finally:
+            p.exit_on_error = True
+            p.error = error  # type: ignore[method-assign]  # restored
+        if extra:
+            _warn_arg(f"unrecognized arguments: {' '.join(extra)}")
+        return ns, []
+
+    p.parse_known_args = lenient  # type: ignore[method-assign]  # the hook's parser only
+
+
+def _warn_arg(message: str) -> None:
+    safe_print(f"recall-tui hook: {message}; going on without it (a hook never blocks the prompt)",
+               file=sys.stderr)
+
+
+def _without(words: list[str], option: str | None) -> list[str]:
+    """`words` without `option` and its value; without the last option when it is not named."""
+    opts = [w for w in words if w.startswith("--")]
+    names = [o for o in (option or "").split("/") if o] or opts[-1:]
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            if not w.startswith("-"):
+                continue
+        if any(w == n for n in names):
+            skip = True
+            continue
+        if any(w.startswith(n + "=") for n in names):
+            continue
+        out.append(w)
+    return out if out != words else [w for w in words if w in HOOK_EVENTS][:1]
 
 
 def _k_or_none(text: str) -> int | None:
@@ -91,40 +182,102 @@ def _payload(text: str) -> dict:
     except ValueError:
         obj = {}
     obj = obj if isinstance(obj, dict) else {}
-    return {k: str(obj.get(k) or "") for k in PAYLOAD_KEYS}
+    # A lone surrogate (JSON allows "\ud800") cannot be encoded as UTF-8: it would fail the
+    # socket request and the log line. It becomes U+FFFD; pairs were joined by json.loads.
+    return {k: _LONE_SURROGATE.sub("\ufffd", str(obj.get(k) or "")) for k in PAYLOAD_KEYS}
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _hook_flags(args: argparse.Namespace) -> list[str]:
+    """The hook options given to `install`, passed through to the hooks it writes."""
+    out: list[str] = []
+    for flag, value in (("--preset", args.preset), ("--embedder", args.embedder),
+                        ("--k", args.k), ("--sources", args.sources),
+                        ("--repeat-window", args.repeat_window), ("--budget-ms", args.budget_ms)):
+        if value is not None:
+            out += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    out += [f for f, on in (("--transparency", args.transparency), ("--no-serve", args.no_serve)) if on]
+    return out
 
 
 def _install(args: argparse.Namespace) -> int:
-    from recall_tui.agent.hooks import merge_settings, settings_block
+    """`install` / `uninstall`: print the block, write a plugin folder, or edit --write PATH."""
+    from recall_tui.agent.install import merge_hooks, remove_hooks, settings_block
 
-    if not args.vault and not os.environ.get("RECALL_TUI_VAULT"):
-        safe_print("recall-tui hook install: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
+    name = f"recall-tui hook {args.event}"
+    root: Path | None = None
+    if args.vault or os.environ.get("RECALL_TUI_VAULT"):
+        root = Path(args.vault or os.environ["RECALL_TUI_VAULT"]).expanduser().resolve()
+    if args.event == "uninstall":
+        if root is None and not args.all:
+            safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT), or --all", file=sys.stderr)
+            return 2
+        if not args.write:
+            safe_print(f"{name}: pass --write PATH (the settings file to remove the hooks from)",
+                       file=sys.stderr)
+            return 2
+        gone = None if args.all else root
+        return _edit(args, name, lambda sf: remove_hooks(sf.data, gone, sf.path),
+                     "no recall-tui hook to remove", "recall-tui hook(s) removed from")
+    if root is None:
+        safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
         return 2
-    root = Path(args.vault or os.environ["RECALL_TUI_VAULT"]).resolve()
     if not root.is_dir():
-        safe_print(f"recall-tui hook install: {root}: no such vault folder", file=sys.stderr)
+        safe_print(f"{name}: {root}: no such vault folder", file=sys.stderr)
         return 2
-    extra = [*(["--transparency"] if args.transparency else []),
-             *(["--preset", args.preset] if args.preset else []),
-             *(["--embedder", args.embedder] if args.embedder else [])]
-    block = settings_block(root, extra=extra)
+    block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)
+    if args.plugin_dir:
+        return _plugin(args, name, root, block)
     if not args.write:
         print(json_text(block, indent=2))
         return 0
+    vault = root
+    return _edit(args, name, lambda sf: merge_hooks(sf.data, block, vault, sf.path) or 0,
+                 "already has these hooks", "hooks written to")
+
+
+def _edit(args: argparse.Namespace, name: str, change: Callable[[SettingsFile], int],
+          unchanged: str, done: str) -> int:
+    """Apply `change` to the settings file --write PATH: print it (--dry-run) or write it."""
+    from recall_tui.agent.install import SettingsError, SettingsFile
+
     try:
-        changed, backup = merge_settings(Path(args.write), block)
-    except (ValueError, OSError) as exc:
-        safe_print(f"recall-tui hook install: {exc}", file=sys.stderr)
+        sf = SettingsFile.read(Path(args.write))
+        n = change(sf)
+        if args.dry_run:
+            sys.stdout.write(sf.text())
+            return 0
+        if not sf.changed():
+            safe_print(f"{args.write}: {unchanged}; nothing changed")
+            return 0
+        backup = sf.write()
+    except (SettingsError, OSError) as exc:
+        safe_print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    if changed:
-        safe_print(f"hooks written to {args.write}" + (f" (previous file kept as {backup})" if backup else ""))
-    else:
-        safe_print(f"{args.write} already has these hooks; nothing changed")
+    safe_print((f"{n} " if n else "") + f"{done} {args.write}"
+               + (f" (previous file kept as {backup})" if backup else ""))
+    return 0
+
+
+def _plugin(args: argparse.Namespace, name: str, root: Path, block: dict[str, Any]) -> int:
+    from recall_tui.agent.install import SettingsError, write_plugin
+
+    mcp_extra = [*(["--preset", args.preset] if args.preset else []),
+                 *(["--embedder", args.embedder] if args.embedder else [])]
+    try:
+        written = write_plugin(Path(args.plugin_dir), root, block, mcp_extra)
+    except (SettingsError, OSError) as exc:
+        safe_print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    safe_print(f"plugin written to {args.plugin_dir} ({', '.join(written) or 'nothing changed'}); "
+               f"run: claude --plugin-dir {args.plugin_dir}")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.event == "install":
+    if args.event in ("install", "uninstall"):
         return _install(args)
     t0 = time.perf_counter()
     event = args.event
@@ -160,18 +313,27 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
         return 0
     payload = _payload(text)
     opts = {"event": event, "preset": args.preset, "embedder": args.embedder, "k": args.k,
-            "sources": [s.strip() for s in args.sources.split(",") if s.strip()],
-            "transparency": args.transparency}
+            "sources": [s.strip() for s in (args.sources or DEFAULT_SOURCES).split(",") if s.strip()],
+            "transparency": args.transparency, "repeat_window": args.repeat_window}
     out = None
-    if not args.no_serve:
+    if not args.no_serve and client.recently_unresponsive(root):
+        safe_print(f"recall-tui hook {event}: the service did not answer in the last "
+                   f"{client.UNRESPONSIVE_SKIP_S:.0f} s; recalling in this process", file=sys.stderr)
+    elif not args.no_serve:
         try:
-            ans = client.request(root, {"op": "hook", "options": opts, "payload": payload})
+            ans = client.request(root, {"op": "hook", "options": opts, "payload": payload},
+                                 timeout=client.hook_timeout())
             if ans.get("ok"):
                 out = ans["output"]
             else:
-                safe_print(f"recall-tui hook {event}: service: {ans.get('error')}; recalling here",
-                      file=sys.stderr)
-        except client.ServiceUnavailable:
+                safe_print(f"recall-tui hook {event}: service: {ans.get('error')}; "
+                           "recalling in this process", file=sys.stderr)
+        except client.ServiceUnavailable as exc:
+            if str(exc) != "not running":
+                safe_print(f"recall-tui hook {event}: service: {exc}; recalling in this process",
+                           file=sys.stderr)
+            if "no answer within" in str(exc):
+                client.mark_unresponsive(root)  # the next prompts do not wait for it
             client.start_detached(root)  # for the next prompt; this one recalls here
     if out is None:
         out = _in_process(root, opts, payload)

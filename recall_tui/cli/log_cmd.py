@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--follow", "-f", action="store_true",
                    help="then keep printing new recalls as agents get them (Ctrl-C stops)")
     p.set_defaults(recall_id=None, rerun=None)
-    sub = p.add_subparsers(dest="action", metavar="show", required=False)
+    sub = p.add_subparsers(dest="action", metavar="{show,sample}", required=False)
     show = sub.add_parser("show", help="open one entry: its prompt, configuration, what was "
                                        "injected and the exact text the agent got")
     show.add_argument("recall_id", metavar="ID", help="the entry's id (a unique prefix is enough)")
@@ -63,6 +63,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     show.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                       help="the entry (and the re-run's difference) as one JSON object")
+    sample = sub.add_parser("sample", help="write a query set from the logged prompts (secrets "
+                                           "dropped, near-duplicates merged), to judge or snapshot")
+    sample.add_argument("--n", type=int, default=50, metavar="N", help="queries to pick (default 50)")
+    sample.add_argument("--by", choices=("recent", "frequent", "random"), default="recent",
+                        help="newest first, most asked first, or seeded random (default recent)")
+    sample.add_argument("--seed", type=int, default=0, help="seed of --by random (default 0)")
+    sample.add_argument("--exclude", action="append", default=[], metavar="REGEX",
+                        help="never sample prompts matching REGEX (repeatable; likely secrets "
+                             "are always excluded)")
+    sample.add_argument("--max-chars", type=int, default=300, metavar="C",
+                        help="cut longer prompts to their question (default 300)")
+    sample.add_argument("--out", metavar="FILE",
+                        help="write the query set here (JSON lines; default: standard output)")
+    sample.add_argument("--vault", default=argparse.SUPPRESS,
+                        help="the vault folder (default: $RECALL_TUI_VAULT or .)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.action == "show":
         return _show_one(root, args)
+    if args.action == "sample":
+        return _sample(root, args)
     prune(root)
     from recall_tui.agent.log import LogTail
 
@@ -203,3 +220,38 @@ def _print_rerun(rec: AgentRecall, trace: Trace, d: RerunDiff, warning: str) -> 
         safe_print(f"  - {i} (was rank {d.before.index(i) + 1})")
     for i, a, b in d.moved:
         safe_print(f"  ~ {i}: rank {a} -> {b}")
+
+
+def _sample(root: Path, args: argparse.Namespace) -> int:
+    """`log sample`: a query set from the logged prompts (recall_tui.agent.sample)."""
+    from recall_tui.agent.log import read_agent_log
+    from recall_tui.agent.sample import sample_prompts
+
+    if args.n < 1 or args.max_chars < 20:
+        safe_print("recall-tui log sample: --n must be at least 1 and --max-chars at least 20",
+                   file=sys.stderr)
+        return 2
+    recs = read_agent_log(root, session=args.session, since=args.since)
+    try:
+        res = sample_prompts(recs, n=args.n, by=args.by, seed=args.seed, exclude=args.exclude,
+                             limit=args.max_chars)
+    except ValueError as exc:
+        safe_print(f"recall-tui log sample: {exc}", file=sys.stderr)
+        return 2
+    text = "".join(json_text(q.to_dict()) + "\n" for q in res.queries)
+    summary = (f"{len(res.queries)} queries from {res.prompts} logged prompts "
+               f"({res.merged} near-duplicates merged, {res.secret} dropped as likely secrets, "
+               f"{res.excluded} by --exclude)")
+    if args.out:
+        from recall_tui.vault.edit import atomic_write
+
+        out = Path(args.out)
+        if not out.parent.is_dir():
+            safe_print(f"recall-tui log sample: {out}: its folder does not exist", file=sys.stderr)
+            return 2
+        atomic_write(out, text.encode("utf-8"), 0o600)
+        safe_print(f"wrote {out}: {summary}")
+    else:
+        sys.stdout.write(text)
+        safe_print(summary, file=sys.stderr)
+    return 0

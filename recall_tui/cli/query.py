@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                    help="only memories of this type (repeatable)")
     p.add_argument("--topic-key", help="exact topic_key for the topic channel")
+    p.add_argument("--exclude", action="append", default=[], metavar="ID[,ID...]",
+                   help="never recall these ids (as a hook excludes what it injected already; "
+                        "a log entry's trace lists them as `filter exclude`)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         include_inbox=True if args.include_inbox else None,
         include_superseded=True if args.include_superseded else None,
         include_turns=True if args.include_turns else None,
+        exclude=tuple(i for arg in args.exclude for i in arg.split(",") if i),
     )
     trace = engine.recall(args.text, k=args.k, now=now, as_of=as_of, why=args.why,
                           verbosity=args.verbosity, topic_key=args.topic_key, filters=filters)

@@ -33,8 +33,20 @@ def run(args: argparse.Namespace) -> int:
         try:
             ans = client.request(root, {"op": "stop" if args.stop else "ping"}, timeout=5)
         except client.ServiceUnavailable as exc:
-            safe_print(f"no service for {root} ({exc})")
-            return 1 if args.status else 0
+            pid = client.loading_pid(root)  # holds the lock, does not answer: loading (or hung)
+            if pid is None:
+                safe_print(f"no service for {root} ({exc})")
+                return 1 if args.status else 0
+            if args.stop:
+                import os
+                import signal
+
+                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGCONT)  # a stopped one must run to see the SIGTERM
+                safe_print(f"stopped (pid {pid}, it was not answering yet: {exc})")
+            else:
+                safe_print(f"a service for {root} is starting or not answering (pid {pid}: {exc})")
+            return 0
         safe_print("stopped" if args.stop else json_text(ans))
         return 0
     if args.idle is not None and args.idle <= 0:

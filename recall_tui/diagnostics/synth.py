@@ -104,6 +104,9 @@ class SynthReport:
     """Consolidation digest files."""
     sessions: int
     """Session transcript files."""
+    turns: int
+    """Raw turns in the `turns-*` session logs (`--turns`; the few short transcripts linked
+    from memories are not counted)."""
     queries: int
     """Judged queries in queries.jsonl."""
     seconds: float
@@ -314,11 +317,14 @@ def _render_range(bounds: tuple[int, int]) -> int:
 
 
 def write_synth_vault(out: str | os.PathLike[str], n: int, seed: int = 0, *,
-                      workers: int | None = None) -> SynthReport:
+                      workers: int | None = None, turns: int = 0) -> SynthReport:
     """Write the vault into `out`, which must not exist or be empty. Returns what was written.
 
     Planning is sequential (links and chains need the whole history); rendering and writing
     run in `workers` forked processes (default: the CPU count, at most 8; 1 = in this process).
+    `turns` > 0 also writes that many raw turns as session logs (`sessions/turns-*.jsonl`, at
+    most TURNS_PER_SESSION a file, the format of docs/vault-format.md), each session's text
+    drawn from its own seeded generator, so the files are the same whatever the worker count.
     """
     import time
 
@@ -353,13 +359,19 @@ def write_synth_vault(out: str | os.PathLike[str], n: int, seed: int = 0, *,
         workers = max(1, min(workers, len(chunks)))
         _SHARED = (plans, by_id, seed, str(root))
         gc.freeze()
+        turn_jobs = _turn_sessions(turns)
+        if turn_jobs:
+            os.makedirs(root / "sessions", exist_ok=True)
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as ex:
                 list(ex.map(_render_range, chunks))
+                list(ex.map(_render_turns, turn_jobs, chunksize=16))
         else:
             for c in chunks:
                 _render_range(c)
+            for job in turn_jobs:
+                _render_turns(job)
         digests = _write_digests(rng, root, plans)
         _write_sessions(rng, root, plans, sessions)
         queries = _queries(rng, plans, by_id)
@@ -372,7 +384,54 @@ def write_synth_vault(out: str | os.PathLike[str], n: int, seed: int = 0, *,
             gc.enable()
     chains = sum(1 for m in plans if m.supersedes)
     return SynthReport(str(root), len(plans), len(folders), len(pool), chains, digests,
-                       len(sessions), len(queries), time.perf_counter() - t0)
+                       len(sessions) + len(turn_jobs), turns, len(queries),
+                       time.perf_counter() - t0)
+
+
+#: Raw turns per synthetic session log (a long working session of a heavy user).
+TURNS_PER_SESSION = 200
+#: The span the turn sessions cover, ending at END: a year of work.
+TURN_SPAN_DAYS = 365
+
+
+def _turn_sessions(turns: int) -> list[tuple[int, int]]:
+    """(session number, turns in it) for `turns` raw turns."""
+    return [(k, min(TURNS_PER_SESSION, turns - lo))
+            for k, lo in enumerate(range(0, max(0, turns), TURNS_PER_SESSION))]
+
+
+_ASK = ("Can you check {what}?", "What did we decide about {what}?", "Remind me how {what} works.",
+        "Is {what} still owned by {who}?", "{who} asked about {what} again.",
+        "Let's look at {what} before the {when} call.", "Why is {what} slow today?",
+        "Where are the notes on {what}?")
+_ANSWER = ("From the notes: {summary}", "{who} last touched {what}; {summary}",
+           "I'd start with {phrase}.", "Done. {summary}", "Not sure yet; {phrase} might be related.",
+           "Checked {what}: nothing changed since {when}.")
+_WHEN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "standup", "retro", "planning")
+
+
+def _render_turns(job: tuple[int, int]) -> int:
+    """Write one session log of raw turns (a worker or the parent)."""
+    assert _SHARED is not None
+    plans, _by_id, seed, base = _SHARED
+    k, count = job
+    rng = random.Random(seed * 2_000_003 + k)
+    start = END - timedelta(days=TURN_SPAN_DAYS) + timedelta(minutes=int(rng.random() * 60 * 24 * TURN_SPAN_DAYS))
+    lines = []
+    m = _pick(rng, plans)
+    for seq in range(count):
+        if seq % 6 == 0:  # a new subject every few exchanges
+            m = _pick(rng, plans)
+        fill = {"what": m.noun, "who": _pick(rng, m.entities).display if m.entities else "Sam",
+                "when": _pick(rng, _WHEN), "summary": m.summary,
+                "phrase": _pick(rng, m.recall_when) if m.recall_when else m.title}
+        role = "user" if seq % 2 == 0 else "assistant"
+        text = _pick(rng, _ASK if role == "user" else _ANSWER).format(**fill)
+        lines.append(json.dumps({"seq": seq, "role": role, "text": text,
+                                 "at": _iso(start + timedelta(seconds=40 * seq))}, ensure_ascii=False))
+    with open(os.path.join(base, "sessions", f"turns-{seed}-{k:06d}.jsonl"), "wb") as fh:
+        fh.write(("\n".join(lines) + "\n").encode("utf-8"))
+    return count
 
 
 def _write_digests(rng: random.Random, root: Path, plans: list[Planned]) -> int:

@@ -71,7 +71,8 @@ class FuzzyConfig:
     enabled: bool = True
     """Run the fuzzy channel (needs the index)."""
     limit: int = 0
-    """Results per sub-query; 0 means k (abmind's `limit`)."""
+    """Results per sub-query; 0 means the configuration's k (abmind's `limit`), never the
+    k a recall asks for."""
     porter: bool = True
     """Sub-query 1: stemmed FTS5 match, any query word."""
     trigram: bool = True
@@ -100,7 +101,7 @@ class VectorConfig:
     threshold: float = 0.5
     """Minimum cosine similarity (abmind EMBEDDING_SIMILARITY_THRESHOLD)."""
     overfetch: int = 3
-    """Fetch k x this many neighbours (for MMR diversity)."""
+    """Fetch `fuse.depth` x this many neighbours (for MMR diversity)."""
     skip_types: tuple[str, ...] = ()
     """Memory types the vector channel never returns (memoturn: task)."""
 
@@ -209,6 +210,11 @@ class FuseConfig:
     """Linear merge: weight of the vector cosine."""
     linear_keyword: float = 0.3
     """Linear merge: weight of the keyword match share (matched / query terms)."""
+    depth: int = 10
+    """Candidate depth: the hits every pool is sized for, whatever k a recall asks (vector
+    fetches depth x overfetch; hops.from_top 0 means depth), so the top n at k = n are the
+    first n at any k up to depth. A recall asking more sizes the pools for its k (its ranks
+    may then differ); 0 sizes them for every recall's k."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +226,7 @@ class ShortCircuitConfig:
     source: str = "fuzzy"
     """The channel whose eligible results are counted: `fuzzy` or `keyword`."""
     skip: tuple[str, ...] = ("vector", "signature")
-    """Channels skipped when the source filled k."""
+    """Channels skipped when the source filled the configuration's k (never the recall's)."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +238,7 @@ class HopsConfig:
     factor: float = 0.5
     """Neighbour score = parent score x link score x factor."""
     from_top: int = 0
-    """Expand the top N fused hits; 0 means k."""
+    """Expand the top N fused hits; 0 means the candidate depth `fuse.depth`."""
     beyond_k: bool = False
     """Hop neighbours are added after truncation to k (bastra: k hits plus their hops)."""
 

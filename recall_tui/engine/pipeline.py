@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.cache import RecallCache
 from recall_tui.engine.config import Config
 from recall_tui.engine.stages import (
+    StageContext,
     boosts,
     consolidation,
     enrich,
@@ -39,6 +40,7 @@ from recall_tui.engine.stages import (
     hops,
     keyword,
     mmr,
+    parse,
     rerank,
     short_circuit,
     signature,
@@ -49,8 +51,7 @@ from recall_tui.engine.stages import (
 from recall_tui.engine.stages import (
     filter as filter_stage,
 )
-from recall_tui.engine.stages.parse import parse_query, parse_time, unknown_type_warnings
-from recall_tui.engine.state import Cancelled, Filters, Out, RecallState
+from recall_tui.engine.state import Cancelled, Filters, Out, ParsedQuery, RecallState
 from recall_tui.engine.text import analyze, word_set
 from recall_tui.engine.trace import (
     CHANNELS,
@@ -62,9 +63,12 @@ from recall_tui.engine.trace import (
     TimelineEntry,
     Trace,
 )
-from recall_tui.vault.model import Vault, lean_summary
+from recall_tui.vault.model import Chain, Turn, Vault, lean_summary
 
-_CHANNEL_STAGES = {
+if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
+    from recall_tui.index.store import Index
+
+_CHANNEL_STAGES: dict[str, Callable[[StageContext, RecallState], Out]] = {
     "keyword": keyword.run,
     "fuzzy": fuzzy.run,
     "vector": vector.run,
@@ -87,7 +91,7 @@ def _iso(dt: datetime | None) -> str | None:
 class Engine:
     """The recall engine over one vault (and its index, when there is one)."""
 
-    def __init__(self, vault: Vault, index: Any | None, config: Config, *,
+    def __init__(self, vault: Vault, index: Index | None, config: Config, *,
                  preset: str = "default", reranker: rerank.Reranker | None = None):
         self.vault = vault
         self.index = index
@@ -110,7 +114,7 @@ class Engine:
             h.update(f"{mid}\0{m.content_hash}\n".encode())
         self.fingerprint = h.hexdigest()
 
-    def set_vault(self, vault: Vault, index: Any | None = None) -> None:
+    def set_vault(self, vault: Vault, index: Index | None = None) -> None:
         """Swap in a re-read vault (and optionally its updated index); clears the cache."""
         self.vault = vault
         if index is not None:
@@ -146,7 +150,7 @@ class Engine:
             self._derived[name] = build()
         return self._derived[name]
 
-    def chains(self) -> dict[str, Any]:
+    def chains(self) -> dict[str, Chain]:
         """id -> its supersession Chain."""
         return self._memo("chains", lambda: filter_stage.chain_map(self.vault))
 
@@ -173,7 +177,7 @@ class Engine:
     def digest_tokens(self) -> list[frozenset[str]]:
         return self._memo("digests", lambda: [frozenset(analyze(p.text)) for p in self.vault.digests])
 
-    def turns_by_id(self) -> dict[str, Any]:
+    def turns_by_id(self) -> dict[str, Turn]:
         return self._memo("turns", lambda: {t.id: t for t in self.vault.turns})
 
     def word_sets(self) -> dict[str, frozenset[str]]:
@@ -251,51 +255,11 @@ class Engine:
                 tuple((str(a), str(b)) for a, b in out.info))
             return out
 
-        # query.parse (+ eligibility of every memory under the effective filters)
-        holder: dict[str, Any] = {}
-
-        def do_parse() -> Out:
-            pq = parse_query(query, cfg)
-            f = filters
-            inline_as_of = None
-            adds: dict[str, list[str]] = {"types": [], "scopes": [], "tags": []}
-            for key, value in pq.inline:
-                if key == "type":
-                    adds["types"].append(value)
-                elif key == "scope":
-                    adds["scopes"].append(value)
-                elif key == "tag":
-                    adds["tags"].append(value)
-                elif key == "source":
-                    f = dataclasses.replace(f, source=value)
-                elif key == "session":
-                    f = dataclasses.replace(f, session_id=value)
-                elif key == "as_of":
-                    inline_as_of = parse_time(value)
-            for name, vals in adds.items():
-                if vals:
-                    f = dataclasses.replace(f, **{name: tuple(getattr(f, name)) + tuple(vals)})
-            as_of_ = _aware(as_of) or inline_as_of
-            fc = filter_stage.effective_filter(cfg.filter, f)
-            st = RecallState(pq, cfg, k_, now_, as_of_, f, topic_key, tuple(entity_hints), verb)
-            st.include_turns = bool(f.include_turns)
-            st.eligible = filter_stage.eligibility(
-                self.vault, fc, now_, as_of_, self.chains())
-            holder["st"], holder["fc"] = st, fc
-            info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words))]
-            info += [(f"inline {a}", b) for a, b in pq.inline]
-            # the per-call filters the caller asked for (so a report or a replay shows them)
-            for fname in filters.__dataclass_fields__:
-                value = getattr(filters, fname)
-                if value is not None and value != ():
-                    shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
-                    info.append((f"filter {fname}", shown))
-            info += [("note", n) for n in pq.notes]
-            info += [("warning", w) for w in unknown_type_warnings(fc.types)]
-            return Out(info=info, reason="" if not pq.empty else "no query terms")
-
-        timed("query.parse", do_parse)
-        st: RecallState = holder["st"]
+        # query.parse (+ eligibility of every memory under the effective filters): the
+        # state starts with the raw query and the call's filters, the stage parses them
+        st = RecallState(ParsedQuery(query, query, (), ()), cfg, k_, now_, _aware(as_of), filters,
+                         topic_key, tuple(entity_hints), verb)
+        timed("query.parse", lambda: parse.run(self, st))
         cache_key = (query, self._config_meta(cfg)[1], k_, _iso(pinned_now), _iso(st.as_of), filters.key(),
                      topic_key, tuple(entity_hints), verb, self.fingerprint)
 
@@ -324,7 +288,7 @@ class Engine:
                 for c in out.candidates:
                     st.fate(c.id).channels[name] = (c.rank, c.score)
             else:
-                st.extra.setdefault("stage_reasons", {})[name] = out.reason
+                st.stage_reasons[name] = out.reason
 
         channel("keyword")
         channel("fuzzy")
@@ -381,8 +345,8 @@ class Engine:
                 matched_terms=st.matched_terms.get(mid, ()),
                 final=st.final.get(mid, 0.0),
                 notes=tuple(notes),
-                fusion=_written(st, "fusion", mid),
-                scaling=_written(st, "scaling", mid),
+                fusion=st.fusion_text(mid) if st.fusion_text is not None else "",
+                scaling=st.scaling_text(mid) if st.scaling_text is not None else "",
             )
             out.append(Hit(mid, rank, st.final.get(mid, 0.0), m.title, m.type, m.scope, summary,
                            m.topic_path, chans, "1-hop" if hop else None,
@@ -488,13 +452,6 @@ def signature_text(m) -> str:
     text the index signs (`index.embed_text`)."""
     from recall_tui.index.store import embed_text
     return embed_text(m)
-
-
-def _written(st: Any, key: str, mid: str) -> str:
-    """A hit's explanation text that a stage left as a writer (`st.extra[key](mid)`): fuse's
-    formula and floor's scaling are written for the hits only, not for every candidate."""
-    write = st.extra.get(key)
-    return write(mid) if write is not None else ""
 
 
 def _plain(v: Any) -> Any:

@@ -4,10 +4,9 @@ Headless."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -59,6 +58,11 @@ class Filters:
     """Current weekday 0=Monday for the context boost (default: the recall time's)."""
     context_topic: str | None = None
     """Current conversation topic for the context boost (a topic_key or topic_path prefix)."""
+    exclude: tuple[str, ...] = ()
+    """Never recall these ids (the caller has them already: a hook's always-load entries, or
+    memories it injected a few prompts ago); the filter stage drops them with a reason."""
+    exclude_why: tuple[str, ...] = ()
+    """Why each id of `exclude` is excluded (same order; empty: "excluded by the caller")."""
 
     def key(self) -> tuple:
         """A hashable form for the cache key."""
@@ -127,24 +131,36 @@ class RecallState:
     verbosity: str
     channels: dict[str, list[Candidate]] = field(default_factory=dict)
     """Ranked candidates of each channel that ran."""
-    channel_notes: dict[str, dict[str, str]] = field(default_factory=dict)
+    stage_reasons: dict[str, str] = field(default_factory=dict)
+    """channel -> why it was skipped (for `why`)."""
     matched_terms: dict[str, tuple[MatchedTerms, ...]] = field(default_factory=dict)
     keyword_all: Mapping[str, float] = field(default_factory=dict)
     """Every memory matching a query term, with its keyword score (beyond the limit too);
     a view over the keyword index's score array (`KeywordScores`)."""
-    eligible: dict[str, str | None] = field(default_factory=dict)
-    """id -> the filter reason that drops it, or None."""
+    eligible: Mapping[str, str | None] = field(default_factory=dict)
+    """id -> the filter reason that drops it, or None (judged lazily: `filter.Eligibility`)."""
     skip_channels: dict[str, str] = field(default_factory=dict)
     """Channels the short-circuit decided to skip, with the reason."""
     short_circuit: tuple[bool, str, int] = (False, "", 0)
     """(skipped, explanation, source count)."""
     qvec: np.ndarray | None = None
+    """The query's embedding (None: not embedded, see `qvec_reason`)."""
+    qvec_reason: str | None = None
+    """Why there is no query embedding ("" when there is one); None until
+    `vector.query_vector` ran (it embeds once per recall)."""
+    embed_ms: float = 0.0
+    """Time spent embedding the query."""
     vector_ran: bool = False
-    vector_note: str = ""
+    vector_sims: dict[str, float] = field(default_factory=dict)
+    """id -> cosine similarity, for every neighbour the vector channel fetched."""
+    signature_sims: dict[str, float] = field(default_factory=dict)
+    """id -> Hamming similarity, for every memory the signature channel compared."""
     fused: dict[str, float] = field(default_factory=dict)
     channel_scores: dict[str, list[ChannelScore]] = field(default_factory=dict)
     fusion_max: float = 1.0
     """The best possible fused score (100 on the `fusion_max` scale)."""
+    fusion_text: Callable[[str], str] | None = None
+    """id -> fuse's formula for it, written for the hits only when the trace is built."""
     hops: dict[str, HopInfo] = field(default_factory=dict)
     hop_scores: dict[str, float] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
@@ -159,6 +175,8 @@ class RecallState:
     mmr: dict[str, MMRStep] = field(default_factory=dict)
     pre_mmr_rank: dict[str, int] = field(default_factory=dict)
     final: dict[str, float] = field(default_factory=dict)
+    scaling_text: Callable[[str], str] | None = None
+    """id -> floor's scaling of its score, written for the hits only (like `fusion_text`)."""
     hits: list[str] = field(default_factory=list)
     fates: dict[str, Fate] = field(default_factory=dict)
     consolidation: list[Candidate] = field(default_factory=list)
@@ -166,7 +184,6 @@ class RecallState:
     include_turns: bool = False
     warnings: dict[str, list[str]] = field(default_factory=dict)
     timeline: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def fate(self, memory_id: str) -> Fate:
         f = self.fates.get(memory_id)

@@ -12,11 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from recall_tui.engine.stages import StageContext
+from recall_tui.engine.stages.vector import fetch_count
 from recall_tui.engine.state import RecallState
 from recall_tui.engine.trace import CHANNELS, WhyNot
 
 
-def _channel_details(engine, st: RecallState, mid: str) -> list[str]:
+def _channel_details(engine: StageContext, st: RecallState, mid: str) -> list[str]:
     """Why each channel did or did not find the memory."""
     out: list[str] = []
     cfg = st.cfg
@@ -29,7 +31,7 @@ def _channel_details(engine, st: RecallState, mid: str) -> list[str]:
             out.append(f"{ch}: rank {rank} (score {raw:.4g})")
             continue
         if ch not in st.channels:
-            rec = st.extra.get("stage_reasons", {}).get(ch, "did not run")
+            rec = st.stage_reasons.get(ch, "did not run")
             out.append(f"{ch}: skipped ({rec})")
             continue
         if ch == "keyword":
@@ -50,10 +52,10 @@ def _channel_details(engine, st: RecallState, mid: str) -> list[str]:
             elif sim < cfg.vector.threshold:
                 out.append(f"vector: similarity {sim:.3f} < threshold {cfg.vector.threshold:g}")
             else:
-                out.append(f"vector: similarity {sim:.3f} but beyond the {st.k * cfg.vector.overfetch} "
+                out.append(f"vector: similarity {sim:.3f} but beyond the {fetch_count(st)} "
                            "nearest neighbours fetched")
         elif ch == "signature":
-            sim = st.extra.get("signature_sims", {}).get(mid)
+            sim = st.signature_sims.get(mid)
             if sim is not None and sim < cfg.signature.min_similarity:
                 out.append(f"signature: similarity {sim:.3f} < {cfg.signature.min_similarity:g}")
             else:
@@ -67,11 +69,11 @@ def _channel_details(engine, st: RecallState, mid: str) -> list[str]:
     return out
 
 
-def _vector_similarity(engine, st: RecallState, mid: str) -> float | None:
-    sims = st.extra.get("vector_sims", {})
+def _vector_similarity(engine: StageContext, st: RecallState, mid: str) -> float | None:
+    sims = st.vector_sims
     if mid in sims:
         return sims[mid]
-    q = st.extra.get("qvec")
+    q = st.qvec
     if q is None:
         return None
     vecs = engine.memory_vectors()
@@ -79,7 +81,7 @@ def _vector_similarity(engine, st: RecallState, mid: str) -> float | None:
     return None if v is None else float(np.dot(v, q))
 
 
-def answer(engine, st: RecallState, ids: Sequence[str]) -> tuple[WhyNot, ...]:
+def answer(engine: StageContext, st: RecallState, ids: Sequence[str]) -> tuple[WhyNot, ...]:
     """One WhyNot per asked id."""
     out = []
     for mid in ids:

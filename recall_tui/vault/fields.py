@@ -33,15 +33,26 @@ def _show(value: Any) -> str:
     if isinstance(value, datetime | date):
         text = value.isoformat()
     elif isinstance(value, str):
-        text = repr(value)
+        text = repr(value[:81])
     elif value is None:
         text = "nothing"
     else:
+        # Encoded lazily and stopped past 80 characters: a long list costs what is shown.
+        parts: list[str] = []
+        size = 0
         try:
-            text = json.dumps(value, default=str, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = repr(value)
+            for part in _ENCODER.iterencode(value):
+                parts.append(part[:81])
+                size += len(part)
+                if size > 80:
+                    break
+            text = "".join(parts)
+        except (TypeError, ValueError, RecursionError):
+            text = f"a {type(value).__name__}"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
 
 
 def _scalar_text(value: Any, source: str | None) -> str | None:

@@ -32,14 +32,16 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import apsw
 
 from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
+from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bump whenever the reader gives a different record for the same bytes (a new field, a new
 #: default, a new problem message): every cached record is then parsed again.
-READER_VERSION = 1
+READER_VERSION = 2
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
 CODEC_VERSION = 5
@@ -76,18 +78,28 @@ _INTERN_MAX = 40
 _intern = sys.intern
 
 
-def _share(v):
+def _share(v: Any, done: dict[int, Any] | None = None) -> Any:
     """`v` with its short strings interned (marshal writes them as interned, and loading
-    interns them again), lists and tuples walked; other values as they are."""
+    interns them again), lists and tuples walked; other values as they are. A list or dict
+    met twice (YAML aliases) is copied once and stays shared (`done`, by id), so the record
+    holds the structure as parsed, never its expansion (marshal keeps the sharing)."""
     t = type(v)
     if t is str:
         return _intern(v) if len(v) <= _INTERN_MAX else v
     if t is tuple:
-        return tuple(_share(x) for x in v)
-    if t is list:
-        return [_share(x) for x in v]
-    if t is dict:
-        return {_share(k): _share(x) for k, x in v.items()}
+        return tuple([_share(x, done) for x in v])
+    if t is list or t is dict:
+        if done is None:
+            done = {}
+        got = done.get(id(v))
+        if got is not None:
+            return got
+        if t is list:
+            out: Any = [_share(x, done) for x in v]
+        else:
+            out = {_share(k, done): _share(x, done) for k, x in v.items()}
+        done[id(v)] = out
+        return out
     return v
 
 
@@ -313,6 +325,7 @@ def cache_path(root: str) -> Path | None:
     with contextlib.suppress(OSError):
         local.mkdir(exist_ok=True)
         if os.access(local, os.W_OK):
+            keep_out_of_git(local)
             return local / CACHE_NAME
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]

@@ -36,8 +36,14 @@ from recall_tui.vault.chains import (
 from recall_tui.vault.digests import TURN_ROLES as TURN_ROLES
 from recall_tui.vault.digests import _read_digest, _read_turns
 from recall_tui.vault.fields import _UTC, _first_paragraph, _Keys, _title_from_body
+from recall_tui.vault.frontmatter import (
+    MAX_VALUE_CHARS,
+    _Front,
+    _load_frontmatter,
+    _SkipFile,
+    _split_frontmatter,
+)
 from recall_tui.vault.frontmatter import _fast_front as _fast_front
-from recall_tui.vault.frontmatter import _Front, _load_frontmatter, _SkipFile, _split_frontmatter
 from recall_tui.vault.frontmatter import _yaml_front as _yaml_front
 from recall_tui.vault.model import (
     KNOWN_KEYS,
@@ -211,11 +217,11 @@ def _build_memory(
         path=rel,
         role=role,
         title=keys.text("title", None, "the first heading or the file name")
-        or _title_from_body(body)
+        or (_title_from_body(body) or "")[:MAX_VALUE_CHARS]
         or stem,
         type=keys.choice("type", MEMORY_TYPES, "fact"),
         scope=keys.text("scope", "global") or "global",
-        summary=keys.text("summary", None, "the first paragraph") or _first_paragraph(body),
+        summary=keys.text("summary", None, "the first paragraph") or _first_paragraph(body)[:MAX_VALUE_CHARS],
         recall_when=keys.texts("recall_when"),
         tags=keys.texts("tags"),
         keywords=keys.keywords(),

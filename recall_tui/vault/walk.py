@@ -11,6 +11,8 @@ from recall_tui.vault.model import Problem
 
 #: Files larger than this are not memories (or digests); they are skipped and reported.
 MAX_FILE_BYTES = 1 << 20
+#: Transcripts (`sessions/*.jsonl`) larger than this are skipped and reported.
+MAX_TRANSCRIPT_BYTES = 64 << 20
 #: A NUL byte within this many leading bytes marks a file as binary.
 BINARY_SNIFF_BYTES = 8192
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from recall_tui.engine.config import BoostsConfig
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import BoostFactor, Candidate
 from recall_tui.vault.model import Memory
@@ -168,7 +169,7 @@ def apply(score: float, factors: list[BoostFactor]) -> float:
     return s
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.boosts
     vault = engine.vault
     st.pre_boost_rank = {mid: i for i, mid in enumerate(st.order, 1)}

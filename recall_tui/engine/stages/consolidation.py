@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import hashlib
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.consolidation
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

@@ -4,6 +4,7 @@ built."""
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 
 
@@ -44,7 +45,7 @@ def timelines(vault, hits: list[str]) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     if not st.cfg.enrich.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
     st.warnings = warnings_for(engine.vault, st.hits, engine.chains())

@@ -8,16 +8,35 @@ candidates that are not eligible, each with its reason.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime
 
 from recall_tui.engine.config import FilterConfig
-from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.stages import StageContext
+from recall_tui.engine.state import Filters, Out, RecallState
 from recall_tui.engine.trace import Candidate
 from recall_tui.vault.model import Memory, Role, Vault
 
 
-def effective_filter(cfg: FilterConfig, call) -> FilterConfig:
+@dataclass(frozen=True)
+class CallFilter(FilterConfig):
+    """A configuration's filter plus the ids this one call excludes, as (id, why) pairs."""
+
+    exclude: tuple[tuple[str, str], ...] = ()
+
+
+def effective_filter(cfg: FilterConfig, call: Filters) -> FilterConfig:
     """The configuration's filter overridden by the call's `Filters` (inline filters included)."""
+    fc = _overridden(cfg, call)
+    ids, whys = tuple(call.exclude), tuple(call.exclude_why)
+    if not ids:
+        return fc
+    pairs = tuple((mid, whys[i] if i < len(whys) and whys[i] else "excluded by the caller")
+                  for i, mid in enumerate(ids))
+    return CallFilter(**{f.name: getattr(fc, f.name) for f in dataclasses.fields(fc)}, exclude=pairs)
+
+
+def _overridden(cfg: FilterConfig, call: Filters) -> FilterConfig:
     changes = {}
     for name in ("types", "scopes", "tags"):
         v = getattr(call, name)
@@ -55,6 +74,10 @@ def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
                   as_of: datetime | None, chains: dict | None = None) -> str | None:
     """Why `m` may not be recalled under these filters, or None when it may. `chains`
     (id -> Chain) saves a scan of every chain per memory on large vaults."""
+    if isinstance(fc, CallFilter):
+        for mid, why in fc.exclude:
+            if mid == m.id:
+                return f"excluded by the caller: {why}"
     if m.role is Role.ARCHIVE:
         return "in _archive/ (never recalled)"
     if m.role is Role.INBOX and not fc.include_inbox:
@@ -126,7 +149,7 @@ def eligibility(vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime |
     return Eligibility(vault, fc, now, as_of, chains)
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     """Drop the ineligible candidates from the current ranking."""
     out = Out()
     kept = []

@@ -5,10 +5,16 @@ Scales: `fusion_max` reports 100 x score / (the best fused score possible in thi
 rank 1 in every channel that ran, weights included; a+b in linear mode; Σ w in convex mode),
 so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
 100 x score / the best hit's score; `raw` reports the boosted score itself.
+
+This is the only stage that reads the recall's k: every pool before it is sized by the
+candidate depth (`recall_tui.engine.depth`), so the hits at k = n are the first n at any k up
+to the depth. The info line `depth` says which; `note` when k is above it.
 """
 
 from __future__ import annotations
 
+from recall_tui.engine.depth import above_depth, pool_depth
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
@@ -47,19 +53,22 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     return text
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.floor
     before = {mid: st.score[mid] for mid in st.order}
     st.final = scale(before, cfg.scale, st.fusion_max)
     top = max(before.values(), default=0.0)
     # Written out for the hits only, when the trace is built (see fuse's formula).
     final, fusion_max, fuse_cfg = st.final, st.fusion_max, st.cfg.fuse
-    st.extra["scaling"] = lambda mid: (explain(before[mid], final[mid], cfg.scale, fusion_max,
-                                               top, fuse_cfg) if mid in before else "")
+    st.scaling_text = lambda mid: (explain(before[mid], final[mid], cfg.scale, fusion_max,
+                                           top, fuse_cfg) if mid in before else "")
     floor = st.filters.min_score if st.filters.min_score is not None else (
         cfg.min_score if cfg.enabled else None)
     out = Out(info=[("scale", cfg.scale), ("k", str(st.k)),
-                    ("floor", "off" if floor is None else f"{floor:g}")])
+                    ("floor", "off" if floor is None else f"{floor:g}"),
+                    ("depth", str(pool_depth(st.cfg, st.k)))])
+    if note := above_depth(st.cfg, st.k):
+        out.info.append(("note", note))
     passing = []
     for mid in st.order:
         if floor is not None and st.final[mid] < floor:

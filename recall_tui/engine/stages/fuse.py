@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import CHANNELS, Candidate, ChannelScore
 
@@ -123,7 +124,7 @@ def keyword_shares(st: RecallState) -> dict[str, float]:
             for mid, mts in st.matched_terms.items()}
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.fuse
     rankings = {ch: [(c.id, c.score, c.rank) for c in st.channels[ch]]
                 for ch in CHANNELS if ch in st.channels}
@@ -152,8 +153,8 @@ def run(engine, st: RecallState) -> Out:
         bounds = None
     # The formula is written out for the hits only, when the trace is built (`Engine._hits`):
     # not for every candidate of every recall (every keystroke).
-    st.extra["fusion"] = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds)
-                                      if mid in fused else "")
+    st.fusion_text = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds)
+                                  if mid in fused else "")
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
     st.score = dict(st.fused)

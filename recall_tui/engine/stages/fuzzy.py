@@ -9,16 +9,20 @@
 3. original: trigram on the `original` column, only while results < limit.
 
 Results are de-duplicated by id in that order; each candidate's note names its sub-query.
+
+`limit` 0 is abmind's `limit`, its k: the configuration's k, not the k a recall asks for, so
+the rows (and the short-circuit that counts them) are the same at every requested k.
 """
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import fold
 from recall_tui.engine.trace import Candidate
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.fuzzy
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
@@ -26,7 +30,7 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="no index")
     if st.query.empty:
         return Out(skipped=True, reason="no query terms")
-    limit = cfg.limit or st.k
+    limit = cfg.limit or st.cfg.k  # the configuration's k, never the recall's (module doc)
     found: dict[str, tuple[float, str]] = {}
     info: list[tuple[str, str]] = [("limit", str(limit))]
     text = fold(st.query.text)
@@ -69,7 +73,7 @@ def run(engine, st: RecallState) -> Out:
     return out
 
 
-def _corrected(engine, st: RecallState, cfg, limit: int, info: list, take) -> None:
+def _corrected(engine: StageContext, st: RecallState, cfg, limit: int, info: list, take) -> None:
     """Sub-query 2 in `correct` mode: replacements of unknown words, searched by porter bm25."""
     try:
         fixes = engine.index.correct_terms(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import words
 from recall_tui.engine.trace import Candidate
@@ -112,7 +113,7 @@ def personalized_pagerank(adj: Mapping[str, Mapping[str, float]] | PPRGraph,
     return {g.nodes[i]: float(r[i]) for i in np.nonzero(r)[0]}, iterations
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.graph
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recall_tui.engine.depth import pool_depth
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, HopInfo
 from recall_tui.vault.model import Vault
@@ -27,7 +29,7 @@ def expand(vault: Vault, parents: Sequence[str], score: Mapping[str, float], fac
     return out
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.hops
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
@@ -35,7 +37,7 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="no direct hits to expand")
     # Expand the top eligible direct hits (an ineligible parent would be dropped anyway).
     direct = [mid for mid in st.order if st.eligible.get(mid) is None]
-    n = cfg.from_top or st.k
+    n = cfg.from_top or pool_depth(st.cfg, st.k)
     parents = direct[:n]
     found = expand(engine.vault, parents, st.score, cfg.factor, set(st.order))
     for nid, (s, info) in found.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from recall_tui.engine.bm25 import FIELDS
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, MatchedTerms
 
@@ -12,7 +13,7 @@ def field_weights(cfg) -> dict[str, float]:
     return {f: float(getattr(cfg.keyword, f)) for f in FIELDS}
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.keyword
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import jaccard
 from recall_tui.engine.trace import Candidate, MMRStep
@@ -48,7 +49,7 @@ def mmr_order(ids: Sequence[str], relevance: Mapping[str, float],
     return steps
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.mmr
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

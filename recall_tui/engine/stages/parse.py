@@ -19,13 +19,16 @@ records a `warning` naming it and listing the known types (`unknown_type_warning
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from recall_tui.engine.config import Config
-from recall_tui.engine.state import ParsedQuery
+from recall_tui.engine.stages import StageContext
+from recall_tui.engine.stages import filter as filter_stage
+from recall_tui.engine.state import Out, ParsedQuery, RecallState
 from recall_tui.engine.text import STOP_WORDS, analyze, porter_stem, words
 from recall_tui.vault.model import MEMORY_TYPES
 
@@ -71,6 +74,49 @@ def parse_query(raw: str, cfg: Config) -> ParsedQuery:
             ws.append(w)
         term_words.setdefault(porter_stem(w) if cfg.parse.stem else w, w)
     return ParsedQuery(raw, text, tuple(terms), tuple(ws), term_words, tuple(inline), tuple(notes))
+
+
+def run(engine: StageContext, st: RecallState) -> Out:
+    """The query.parse stage: parse `st.query.raw`, add the inline filters to the call's
+    (`st.filters`), take an inline as_of when the call gave none, and judge the eligibility
+    of every memory under the effective filters (lazily, `filter.Eligibility`)."""
+    cfg = st.cfg
+    pq = parse_query(st.query.raw, cfg)
+    filters = f = st.filters
+    inline_as_of = None
+    adds: dict[str, list[str]] = {"types": [], "scopes": [], "tags": []}
+    for key, value in pq.inline:
+        if key == "type":
+            adds["types"].append(value)
+        elif key == "scope":
+            adds["scopes"].append(value)
+        elif key == "tag":
+            adds["tags"].append(value)
+        elif key == "source":
+            f = dataclasses.replace(f, source=value)
+        elif key == "session":
+            f = dataclasses.replace(f, session_id=value)
+        elif key == "as_of":
+            inline_as_of = parse_time(value)
+    for name, vals in adds.items():
+        if vals:
+            f = dataclasses.replace(f, **{name: tuple(getattr(f, name)) + tuple(vals)})
+    st.query, st.filters = pq, f
+    st.as_of = st.as_of or inline_as_of
+    fc = filter_stage.effective_filter(cfg.filter, f)
+    st.include_turns = bool(f.include_turns)
+    st.eligible = filter_stage.eligibility(engine.vault, fc, st.now, st.as_of, engine.chains())
+    info = [("terms", " ".join(pq.terms)), ("words", " ".join(pq.words))]
+    info += [(f"inline {a}", b) for a, b in pq.inline]
+    # the per-call filters the caller asked for (so a report or a replay shows them)
+    for fname in filters.__dataclass_fields__:
+        value = getattr(filters, fname)
+        if value is not None and value != ():
+            shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+            info.append((f"filter {fname}", shown))
+    info += [("note", n) for n in pq.notes]
+    info += [("warning", w) for w in unknown_type_warnings(fc.types)]
+    return Out(info=info, reason="" if not pq.empty else "no query terms")
 
 
 def unknown_type_warnings(types: Iterable[str]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
@@ -32,7 +33,7 @@ def rerank_ids(ids: Sequence[str], scores: Sequence[float], keep: int) -> list[s
     return [ids[i] for i in order][:keep]
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.rerank
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")

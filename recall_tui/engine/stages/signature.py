@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 from recall_tui.index import signature as lsh
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.signature
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
@@ -26,7 +27,7 @@ def run(engine, st: RecallState) -> Out:
     sims = list(zip(ids, sim_arr.tolist(), strict=True))
     passing = [x for x in sims if x[1] >= cfg.min_similarity]
     passing.sort(key=lambda x: (-x[1], x[0]))
-    st.extra["signature_sims"] = dict(sims)
+    st.signature_sims = dict(sims)
     out = Out(info=[("compared", str(len(sims))), ("min", f"{cfg.min_similarity:g}"),
                     ("passing", str(len(passing))), ("cap", str(cfg.cap))])
     for rank, (mid, sim) in enumerate(passing[: cfg.cap], 1):

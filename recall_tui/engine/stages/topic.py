@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.parse import looks_like_topic_key
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
 
-def resolve_key(engine, st: RecallState) -> tuple[str | None, str]:
+def resolve_key(engine: StageContext, st: RecallState) -> tuple[str | None, str]:
     """The topic key of this recall and where it came from."""
     if st.topic_key:
         return st.topic_key, "topic_key argument"
@@ -20,7 +21,7 @@ def resolve_key(engine, st: RecallState) -> tuple[str | None, str]:
     return None, ""
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     if not st.cfg.topic.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
     key, source = resolve_key(engine, st)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.vector import query_vector
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, TurnHit
 
 
-def run(engine, st: RecallState) -> Out:
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.turns
     if not (cfg.enabled or st.include_turns):
         return Out(skipped=True, reason="off (turns.enabled is false and include_turns not asked)")

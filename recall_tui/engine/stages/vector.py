@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from recall_tui.engine.depth import pool_depth
+from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
 
-def query_vector(engine, st: RecallState):
+def query_vector(engine: StageContext, st: RecallState) -> tuple[np.ndarray | None, str]:
     """Embed the query once per recall (the index caches embeddings too). Returns
     (vector or None, reason when None)."""
-    if "qvec" in st.extra:
-        return st.extra["qvec"], st.extra.get("qvec_reason", "")
-    vec, reason = None, ""
+    if st.qvec_reason is not None:
+        return st.qvec, st.qvec_reason
+    vec: np.ndarray | None = None
+    reason = ""
     # An index still making its vectors (a progressive open) says how far it got, e.g.
     # `embedding 1,234 / 10,000`: every vector channel skips with that reason.
     pending = getattr(engine.index, "embedding_progress", None)
@@ -31,7 +36,7 @@ def query_vector(engine, st: RecallState):
             vec = engine.index.embed_query(st.query.text)
         except Exception as exc:  # the embedder died: degrade, as the seeds require
             vec, reason = None, f"embedder failed: {exc}"
-        st.extra["embed_ms"] = (time.perf_counter() - t0) * 1000
+        st.embed_ms = (time.perf_counter() - t0) * 1000
         if vec is None and not reason:
             reason = "no embedder"
         if vec is not None:
@@ -39,11 +44,16 @@ def query_vector(engine, st: RecallState):
             if dim and vec.shape[-1] != dim:
                 reason = f"dimension mismatch: query {vec.shape[-1]} vs index {dim}"
                 vec = None
-    st.extra["qvec"], st.extra["qvec_reason"] = vec, reason
+    st.qvec, st.qvec_reason = vec, reason
     return vec, reason
 
 
-def run(engine, st: RecallState) -> Out:
+def fetch_count(st: RecallState) -> int:
+    """Neighbours fetched: the candidate depth (not the recall's k) x overfetch."""
+    return pool_depth(st.cfg, st.k) * max(1, st.cfg.vector.overfetch)
+
+
+def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.vector
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
@@ -52,15 +62,15 @@ def run(engine, st: RecallState) -> Out:
     vec, reason = query_vector(engine, st)  # skipped while a progressive open embeds
     if vec is None:
         return Out(skipped=True, reason=reason)
-    want = st.k * max(1, cfg.overfetch)
+    want = fetch_count(st)
     try:
         rows = engine.index.vector_search(vec, want)
     except Exception as exc:
         return Out(skipped=True, reason=f"vector search failed: {exc}")
     st.vector_ran = True
-    st.extra["vector_sims"] = {mid: float(s) for mid, s in rows}
+    st.vector_sims = {mid: float(s) for mid, s in rows}
     out = Out(info=[("fetch", str(want)), ("threshold", f"{cfg.threshold:g}"),
-                    ("embed_ms", f"{st.extra.get('embed_ms', 0.0):.1f}")])
+                    ("embed_ms", f"{st.embed_ms:.1f}")])
     rank = 0
     under = 0
     for mid, sim in rows:

@@ -1,0 +1,85 @@
+"""`recall-tui gate BASELINE [--preset P]`: fail when recall got significantly worse.
+
+Re-runs the baseline snapshot's query set (its k and clock) under the vault's active preset, or
+`--preset P`, and compares query by query: exit 1 when recall@k, MRR (judged queries) or the
+abstention rate ("nothing relevant" queries) is significantly worse (paired randomisation test,
+p < --alpha, and a lower mean), printing the queries that got worse; exit 0 otherwise, noise
+included. For a pre-commit hook or a CI job on a vault kept in git: docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from recall_tui.vault.literal import dump_json
+
+if TYPE_CHECKING:
+    from recall_tui.tuning.snapshot import GateResult
+
+HELP = "exit 1 when the active preset is significantly worse than a baseline snapshot"
+
+
+def _alpha(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {x}")
+    return x
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from recall_tui.cli.snapshot_cmd import add_run_arguments
+
+    p.add_argument("baseline", metavar="BASELINE", help="a snapshot (recall-tui snapshot --out)")
+    add_run_arguments(p, preset_help="the preset to check (default: the vault's active one)")
+    p.add_argument("--alpha", type=_alpha, default=0.05,
+                   help="significance level of the paired test (default 0.05)")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_tui.cli.diff_cmd import fresh_side, load_or_say
+    from recall_tui.tuning import snapshot as S
+
+    base = load_or_say("gate", args.baseline)
+    if base is None:
+        return 2
+    if args.k is not None and args.k != base.k:
+        args.k = None  # the gate compares at the baseline's depth, always
+    cur = fresh_side("gate", args, base)
+    if cur is None:
+        return 2
+    res = S.gate(base, cur, alpha=args.alpha)
+    if args.json:
+        dump_json(res.to_dict(), indent=2)
+    else:
+        render(res)
+    return 0 if res.passed else 1
+
+
+def render(res: GateResult) -> None:
+    from recall_tui.cli._out import console, esc, lit
+
+    con = console()
+    con.print(f"baseline {esc(res.diff.a)} → current {esc(res.diff.b)}, k={res.diff.k}, "
+              f"alpha={res.alpha}")
+    for note in res.diff.notes:
+        con.print(lit(f"note: {note}"))
+    if not res.checks:
+        con.print("nothing to test: no judged query in the baseline's set")
+    for c in res.checks:
+        b = "-" if c.baseline is None else f"{c.baseline:.3f}"
+        n = "-" if c.current is None else f"{c.current:.3f}"
+        verdict = "[bold red]WORSE[/]" if c.worse else "ok"
+        con.print(f"  {c.metric:<11} {b} → {n}  p={c.p:.3g} over {c.n} queries  {verdict}")
+    if res.worse_queries:
+        con.print(f"{len(res.worse_queries)} queries got worse:")
+        for q in res.worse_queries:
+            what = (f"lost relevant {', '.join(q.lost_relevant)}" if q.lost_relevant
+                    else "more hits on a query that needs none" if q.off_topic
+                    else "relevant hits ranked lower")
+            con.print(lit(f"  line {q.line}: {q.query}: {what}"))
+    con.print("[bold green]gate passed[/]" if res.passed else "[bold red]gate failed[/]")
