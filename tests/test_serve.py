@@ -214,3 +214,27 @@ def test_a_lone_surrogate_in_the_prompt_is_recalled_and_logged(service):
     rec = read_agent_log(vault, session="sur-1")[0]
     assert rec.path == "service" and rec.prompt == "postgres major upgrade \ufffd analyze"
     assert "lesson-pg-upgrade-analyze" in rec.injected_ids
+
+
+def test_fresh_vault_answers_before_its_vectors_exist(bare_vault_copy):
+    """No index yet: the service binds its socket once the text is indexed and makes the
+    vectors behind it; a recall meanwhile runs without the vector channel and its trace says
+    why (`embedding N / M`); once the vectors exist they take part."""
+    vault = bare_vault_copy
+    p = subprocess.Popen([sys.executable, "-m", "recall_tui", "serve", "--vault", str(vault), "--idle", "300"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert client.wait_ready(vault, timeout=300), p.stderr.read() if p.poll() is not None else "no answer"
+
+        def vector_stage() -> dict:
+            ans = client.request(vault, {"op": "recall", "query": "postgres major upgrade analyze", "k": 3})
+            assert ans["ok"] and ans["trace"]["hits"], ans
+            return next(s for s in ans["trace"]["stages"] if s["name"] == "vector")
+
+        first = vector_stage()
+        assert not first["skipped"] or first["reason"].startswith("embedding ")
+        wait_for(lambda: not vector_stage()["skipped"], 600, "the vectors to be made")
+    finally:
+        p.terminate()
+        p.wait(120)
+    assert p.returncode == 0, p.stderr.read()

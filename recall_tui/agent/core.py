@@ -28,6 +28,10 @@ from recall_tui.vault.model import Role
 from recall_tui.vault.reader import read_vault
 
 
+class _Stopped(Exception):
+    """Raised inside `fill_vectors` when asked to stop."""
+
+
 class RecallCore:
     """A vault kept loaded. `index="open"` builds/updates the index (the service),
     `"read-only"` uses it as it is (a hook's fallback: never writes, never embeds the vault),
@@ -117,13 +121,25 @@ class RecallCore:
         act, _ = resolve_active(self.root, *self.flags)
         return act.embedder != self.embedder_kind
 
-    def fill_vectors(self) -> None:
+    def fill_vectors(self, stop: threading.Event | None = None) -> None:
         """Make the vectors an `open(defer_vectors=True)` left out (slow: embeds the vault),
-        then let every engine use them. Recalls go on meanwhile without the vector channel."""
+        then let every engine use them. Recalls go on meanwhile without the vector channel.
+        `stop` set ends it after the batch being embedded (so `close()` never races a thread
+        inside the embedder)."""
         idx = self.index
         if idx is None or idx.embedding_progress() is None:
             return
-        idx.fill_vectors()
+
+        def progress(_done: int, _total: int, _phase: str) -> None:
+            if stop is not None and stop.is_set():
+                raise _Stopped
+
+        try:
+            idx.fill_vectors(progress=progress)
+        except _Stopped:
+            return
+        if stop is not None and stop.is_set():
+            return
         with self.lock:
             for eng in self.engines.values():
                 eng.vectors_changed()

@@ -184,6 +184,7 @@ class _Loader:
         self.error: str = ""
         self.usable = threading.Event()
         self.closed = False
+        self.stop = threading.Event()
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, name="mcp-open", daemon=True)
 
@@ -206,11 +207,11 @@ class _Loader:
             self.core = core
         self.usable.set()
         try:
-            core.fill_vectors()
+            core.fill_vectors(self.stop)
         except Exception:  # noqa: BLE001 - recalls go on without the vector channel
             pass
         with self.lock:
-            if self.closed or self.core is not core:
+            if self.closed or self.stop.is_set() or self.core is not core:
                 return
             if self.watch:
                 core.reload_if_changed()  # what changed while the vectors were made
@@ -237,6 +238,9 @@ class _Loader:
         return new
 
     def close(self) -> None:
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join(60)  # ends after its current batch: no thread left in the embedder
         with self.lock:
             self.closed = True
             core, self.core = self.core, None

@@ -11,6 +11,10 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
   reloads the engines' configuration, a changed embedder reloads the core.
 - Text from a client may hold lone surrogates (`"\ud800"` is valid JSON): they become U+FFFD
   in the request before the recall (and in the answer), so the recall runs and is logged.
+- Answers as soon as the vault's text is indexed: the vectors of a fresh vault are made on a
+  background thread (`Index.open(defer_vectors=True)`, `RecallCore.fill_vectors`), recalls
+  meanwhile run without the vector channel (their trace says `embedding N / M`); then the
+  vault is watched.
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.
 """
@@ -83,6 +87,8 @@ class RecallService:
         self.server: _Server | None = None
         self._lock_fd: int | None = None
         self._core_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._filler: threading.Thread | None = None
 
     # --- life ----------------------------------------------------------------------------
 
@@ -101,11 +107,26 @@ class RecallService:
         os.write(fd, f"{os.getpid()}\n".encode())  # who holds it (for `serve --stop`)
         return True
 
-    def _load(self) -> RecallCore:
-        core = RecallCore(self.root, index="open", path="service")
-        if self.watch:
+    def _load(self, *, defer_vectors: bool = False) -> RecallCore:
+        core = RecallCore(self.root, index="open", path="service", defer_vectors=defer_vectors)
+        if self.watch and not defer_vectors:
             core.watch()
         return core
+
+    def _finish_open(self, core: RecallCore) -> None:
+        """Make the vectors the first open deferred, then watch the vault (what changed in
+        the meantime is read first). Recalls meanwhile run without the vector channel (their
+        trace says `embedding N / M`)."""
+        try:
+            core.fill_vectors(self._stopping)
+        except Exception as exc:  # noqa: BLE001 - recalls go on without the vector channel
+            self.log(f"making the vectors failed: {type(exc).__name__}: {exc}")
+        with self._core_lock:
+            if self.core is not core or self.server is None or self._stopping.is_set():
+                return  # replaced or stopped meanwhile
+            if self.watch:
+                core.reload_if_changed()
+                core.watch()
 
     def _bind(self) -> _Server:
         path = socket_path(self.root)
@@ -137,8 +158,13 @@ class RecallService:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._sigterm)
         try:
-            self.core = self._load()
+            # Answer as soon as the text is indexed: on a fresh vault, embedding it takes
+            # seconds to minutes, and every hook meanwhile would recall in its own process.
+            self.core = self._load(defer_vectors=True)
             self.server = self._bind()
+            self._filler = threading.Thread(target=self._finish_open, args=(self.core,),
+                                            name="serve-vectors", daemon=True)
+            self._filler.start()
             self.log(f"serving {self.root} on {socket_path(self.root)} (preset {self.core.preset}, "
                      f"embedder {self.core.embedder.name if self.core.embedder else 'none'}, "
                      f"idle exit after {self.idle_s:.0f} s)")
@@ -166,6 +192,9 @@ class RecallService:
                 return
 
     def _cleanup(self) -> None:
+        self._stopping.set()
+        if self._filler is not None:
+            self._filler.join(60)  # ends after its current batch: no thread left in the embedder
         srv, self.server = self.server, None
         if srv is not None:
             srv.server_close()
