@@ -471,6 +471,12 @@ class FloorConfig:
     scale: str = "fusion_max"
     """Reported score: `fusion_max` (100 = rank 1 in every channel that ran), `top` (100 = the
     best hit), or `raw` (the boosted score)."""
+    calibrated: bool = False
+    """Abstain (return nothing) when the best hit's evidence, measured against the vault's
+    own calibration (IDF-weighted matched terms + cosine against the vault's background,
+    `engine/calibration.py`), is under `evidence_floor`; and drop hits with no evidence."""
+    evidence_floor: float = 0.4
+    """The calibrated floor on the evidence scale E = lexical + vector (0..2)."""
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,19 @@ Scales: `fusion_max` reports 100 x score / (the best fused score possible in thi
 rank 1 in every channel that ran, weights included; a+b in linear mode; Σ w in convex mode),
 so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
 100 x score / the best hit's score; `raw` reports the boosted score itself.
+
+The calibrated floor (`floor.calibrated`, the default preset's): after the cut at k, each
+kept hit's evidence E = lexical + vector is measured against the vault's own calibration
+(`recall_tui.engine.calibration`); when the best is under `floor.evidence_floor` the recall
+abstains (every hit dropped with "best evidence 0.21 < calibrated floor 0.40: abstained"),
+otherwise hits with no evidence at all (E = 0) are dropped. The stage's info lines give the
+calibration, the best evidence and the decision; each hit's scaling text ends with its
+evidence.
 """
 
 from __future__ import annotations
 
+from recall_tui.engine import calibration
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
@@ -80,7 +89,65 @@ def run(engine, st: RecallState) -> Out:
                 else:
                     out.dropped.append(st.drop(mid, "floor", f"its parent {st.hops[mid].from_id} "
                                                              "is not among the hits"))
+    notes: dict[str, str] = {}
+    if cfg.calibrated:
+        kept = decide(engine, st, kept, cfg.evidence_floor, out, notes)
     st.hits = kept
     for rank, mid in enumerate(kept, 1):
-        out.candidates.append(Candidate(mid, st.final[mid], rank))
+        out.candidates.append(Candidate(mid, st.final[mid], rank, notes.get(mid, "")))
     return out
+
+
+def decision(best: float | None, floor: float) -> tuple[bool, str]:
+    """(abstain, the decision written out) for the best hit's evidence against the floor."""
+    if best is None:
+        return False, "no hit to judge"
+    if best < floor:
+        return True, f"best evidence {best:.2f} < calibrated floor {floor:.2f}: abstained"
+    return False, f"best evidence {best:.2f} >= calibrated floor {floor:.2f}: kept"
+
+
+def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
+           notes: dict[str, str]) -> list[str]:
+    """The calibrated relevance decision over the hits kept at k (see the module doc)."""
+    from recall_tui.engine.stages.vector import query_vector
+
+    cal = calibration.for_engine(engine)
+    qvec, _reason = query_vector(engine, st) if kept else (None, "")
+    vecs = engine.memory_vectors() if qvec is not None else {}
+    fixes = calibration.one_edit_corrections(engine, st.query.words) if kept else {}
+    qt = calibration.query_terms(cal, st.query.terms, st.query.words, fixes)
+    ev: dict[str, calibration.Evidence] = {}
+    for mid in kept:
+        v = vecs.get(mid)
+        cos = float(v @ qvec) if v is not None and qvec is not None else None
+        ev[mid] = calibration.evidence(cal, qt, mid, cos)
+    st.extra["evidence"] = ev
+    best_id = max(kept, key=lambda m: ev[m].value) if kept else None
+    best = ev[best_id].value if best_id is not None else None
+    abstain, text = decision(best, floor)
+    out.info += [("calibration", cal.describe()),
+                 ("query idf", ", ".join(f"{t} {w:.2f}" for t, w in qt.weight.items()) or "(none)"),
+                 ("best evidence", "-" if best_id is None else f"{best:.2f} ({best_id})"),
+                 ("decision", text)]
+    scaling = st.extra.get("scaling")
+
+    def written(mid: str) -> str:
+        base = scaling(mid) if scaling is not None else ""
+        e = ev.get(mid)
+        return base if e is None else f"{base}; {e.describe()}"
+
+    st.extra["scaling"] = written
+    if abstain:
+        for mid in kept:
+            out.dropped.append(st.drop(mid, "floor", f"{text} (this memory: {ev[mid].describe()})"))
+        return []
+    out_kept = []
+    for mid in kept:
+        notes[mid] = ev[mid].describe()
+        if ev[mid].value <= 0.0:
+            out.dropped.append(st.drop(mid, "floor", "no evidence: no query term and a cosine at "
+                                                     "or under the vault's background"))
+        else:
+            out_kept.append(mid)
+    return out_kept
