@@ -129,6 +129,7 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
     out.info += [("calibration", cal.describe()),
                  ("query idf", ", ".join(f"{t} {w:.2f}" for t, w in qt.weight.items()) or "(none)"),
                  ("best evidence", "-" if best_id is None else f"{best:.2f} ({best_id})"),
+                 ("evidence", "; ".join(f"{m} {ev[m].value:.4f}" for m in kept) or "(none)"),
                  ("decision", text)]
     scaling = st.extra.get("scaling")
 
