@@ -474,7 +474,7 @@ class FloorConfig:
     calibrated: bool = False
     """Abstain (return nothing) when the best hit's evidence, measured against the vault's
     own calibration (IDF-weighted matched terms + cosine against the vault's background,
-    `engine/calibration.py`), is under `evidence_floor`; and drop hits with no evidence."""
+    `engine/calibration.py`), is under `evidence_floor`; and drop hits shown as 0.0."""
     evidence_floor: float = 0.4
     """The calibrated floor on the evidence scale E = lexical + vector (0..2)."""
 

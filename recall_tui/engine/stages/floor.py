@@ -10,7 +10,8 @@ The calibrated floor (`floor.calibrated`, the default preset's): after the cut a
 kept hit's evidence E = lexical + vector is measured against the vault's own calibration
 (`recall_tui.engine.calibration`); when the best is under `floor.evidence_floor` the recall
 abstains (every hit dropped with "best evidence 0.21 < calibrated floor 0.40: abstained"),
-otherwise hits with no evidence at all (E = 0) are dropped. The stage's info lines give the
+otherwise hits whose reported score shows as 0.0 (under ZERO_SHOWN; min-max fusion gives a
+channel's worst candidate 0) are dropped: a hit shown with 0.0 is never injected. The stage's info lines give the
 calibration, the best evidence and the decision; each hit's scaling text ends with its
 evidence.
 """
@@ -20,6 +21,10 @@ from __future__ import annotations
 from recall_tui.engine import calibration
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
+
+#: A reported score under this shows as 0.0 (one decimal): under the calibrated floor such a
+#: hit is dropped.
+ZERO_SHOWN = 0.05
 
 
 def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, float]:
@@ -146,9 +151,9 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
     out_kept = []
     for mid in kept:
         notes[mid] = ev[mid].describe()
-        if ev[mid].value <= 0.0:
-            out.dropped.append(st.drop(mid, "floor", "no evidence: no query term and a cosine at "
-                                                     "or under the vault's background"))
+        if st.final[mid] < ZERO_SHOWN:
+            out.dropped.append(st.drop(mid, "floor", f"score {st.final[mid]:.1f}: a hit shown "
+                                                     "as 0.0 is never injected"))
         else:
             out_kept.append(mid)
     return out_kept
