@@ -4,7 +4,8 @@ A fused or min-max normalised score says how a memory ranks against the other ca
 one recall, not whether anything matched: the best of weak candidates still gets 100. The
 evidence here is measured against the vault itself, so it means the same for every query:
 
-- lexical `L` (0..1): the query's distinct analysed terms, each weighted by its IDF over the
+- lexical `L` (0..1): the query's distinct analysed terms (matched against every keyword
+  field and the `original` text of a translated memory), each weighted by its IDF over the
   vault's memories (`ln((N + 1) / (df + 0.5))`; a word no memory holds gets the largest IDF,
   `ln(2N + 2)`), and `L` is the IDF mass of the terms the memory holds over the query's total
   IDF mass. A query word missing from the vault that the index corrects by exactly one edit
@@ -17,7 +18,10 @@ evidence here is measured against the vault itself, so it means the same for eve
   same subject share). Both adapt to the vault and to the embedder.
 
 A hit's evidence is `E = L + V` (0..2). The floor stage abstains when the best hit's evidence
-is under the floor (`floor.evidence_floor`). `Calibration` holds the vault's part (document
+is under the calibrated floor: `floor.probe_margin` x the median best evidence that PROBES
+(typical queries about nothing a vault holds) find in this vault, never under
+`floor.evidence_floor`. A vault whose texts resemble any question (chat observations about
+people) gets a higher floor than one whose texts are specific (project notes). `Calibration` holds the vault's part (document
 frequencies, every memory's term set, `b` and `h`), computed once per vault and vector
 generation from the engine's memories and the index's public `vectors()`. Headless.
 """
@@ -33,6 +37,7 @@ import numpy as np
 
 from recall_tui.engine.bm25 import FIELDS, field_text
 from recall_tui.engine.text import analyze
+from recall_tui.engine.text import words as _words
 
 #: At most this many memories enter the pairwise cosine sample (an evenly spaced sample of
 #: the ids in sorted order, so the calibration is deterministic).
@@ -81,7 +86,8 @@ def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Cal
     terms: dict[str, frozenset[str]] = {}
     df: dict[str, int] = {}
     for mid, m in memories.items():
-        ts = frozenset(t for f in FIELDS for t in analyze(field_text(m, f)))
+        text = [field_text(m, f) for f in FIELDS] + [getattr(m, "original", None) or ""]
+        ts = frozenset(t for chunk in text for t in analyze(chunk))
         terms[mid] = ts
         for t in ts:
             df[t] = df.get(t, 0) + 1
@@ -111,6 +117,84 @@ def for_engine(engine: Any) -> Calibration:
         engine._derived["calibration"] = memo
     cal: Calibration = memo[1]
     return cal
+
+
+#: Typical queries about nothing a memory vault is likely to hold: questions about invented
+#: people, general knowledge, everyday requests and coding prompts. Their best evidence in a
+#: vault (over every memory) is what an off-topic query finds there by chance; the floor is
+#: set a margin above their median (`floor.probe_margin`). None of them is a judged query.
+PROBES: tuple[str, ...] = (
+    "What is Kwame's favourite colour?", "When did Ana and Pieter get married?",
+    "Where does Mehmet's brother live now?", "What did Yuki study at university?",
+    "How old is Bogdan's daughter?", "Which city did Chiara move to last spring?",
+    "Who taught Farida to play the violin?", "What car does Emeka drive?",
+    "how tall is the eiffel tower", "what year did the titanic sink",
+    "what is the population of canada", "how do volcanoes form",
+    "give me a recipe for banana bread", "what should I pack for a beach holiday",
+    "how do I sort a dictionary by value in python", "explain what a closure is in javascript",
+    "write a bash one-liner that counts lines in all files",
+    "what is the difference between tcp and udp", "summarise the plot of hamlet",
+    "suggest a name for a pet goldfish", "how many bones are in the human body",
+    "what is a good stretching routine", "how do I convert celsius to fahrenheit",
+    "list three facts about octopuses",
+)
+
+
+def best_evidence(cal: Calibration, qt: QueryTerms, sims: Mapping[str, float]) -> float:
+    """The largest evidence any memory of the vault has for the query (`sims`: memory id ->
+    cosine, empty without vectors)."""
+    return max((evidence(cal, qt, mid, sims.get(mid)).value for mid in cal.terms), default=0.0)
+
+
+def probe_bests(engine: Any) -> tuple[float, ...]:
+    """Each probe's best evidence in the engine's vault, sorted; memoised with the
+    calibration (one query embedding per probe, through the index's cache)."""
+    cal = for_engine(engine)
+    memo = engine._derived.get("probe_bests")
+    if memo is not None and memo[0] is cal:
+        return memo[1]
+    vecs = engine.memory_vectors()
+    ids = [i for i in vecs if i in cal.terms]
+    mat = np.stack([vecs[i] for i in ids]) if ids else None
+    out = []
+    for text in PROBES:
+        words = list(dict.fromkeys(w for w in _words(text)))
+        qt = query_terms(cal, tuple(analyze(text)), tuple(words),
+                         one_edit_corrections(engine, words))
+        sims: dict[str, float] = {}
+        if mat is not None and engine.index is not None:
+            try:
+                q = engine.index.embed_query(text)
+            except Exception:  # no embedder at hand: lexical evidence only
+                q = None
+            if q is not None and q.shape[-1] == mat.shape[1]:
+                sims = dict(zip(ids, (mat @ q).tolist(), strict=True))
+        out.append(best_evidence(cal, qt, sims))
+    result = tuple(sorted(out))
+    engine._derived["probe_bests"] = (cal, result)
+    return result
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted `values`, linear between order statistics (numpy's default);
+    0 for no values."""
+    if not values:
+        return 0.0
+    return float(np.quantile(np.asarray(values, dtype=float), min(1.0, max(0.0, q))))
+
+
+def floor_for(engine: Any, minimum: float, margin: float) -> tuple[float, str]:
+    """The calibrated floor of the engine's vault: `margin` x the median of the probes' best
+    evidence (what a typical off-topic query finds here), never under `minimum`; and how it
+    was reached, for the trace."""
+    bests = probe_bests(engine)
+    median = quantile(bests, 0.5)
+    level = margin * median
+    floor = max(minimum, level)
+    how = (f"{margin:g} x {median:.2f}, the median best evidence of {len(bests)} off-topic "
+           f"probes in this vault"
+           f"{'' if level >= minimum else f' = {level:.2f}, raised to the minimum {minimum:g}'}")
+    return floor, how
 
 
 @dataclass(frozen=True)
@@ -194,5 +278,6 @@ def one_edit_corrections(engine: Any, words: Sequence[str]) -> dict[str, tuple[s
             if c.distance == 1 and len(c.word) >= 5 and c.corrected}
 
 
-__all__ = ["Calibration", "Evidence", "QueryTerms", "build", "evidence", "for_engine",
-           "one_edit_corrections", "query_terms"]
+__all__ = ["PROBES", "Calibration", "Evidence", "QueryTerms", "best_evidence", "build",
+           "evidence", "floor_for", "for_engine", "one_edit_corrections", "probe_bests",
+           "quantile", "query_terms"]

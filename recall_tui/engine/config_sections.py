@@ -476,7 +476,11 @@ class FloorConfig:
     own calibration (IDF-weighted matched terms + cosine against the vault's background,
     `engine/calibration.py`), is under `evidence_floor`; and drop hits shown as 0.0."""
     evidence_floor: float = 0.4
-    """The calibrated floor on the evidence scale E = lexical + vector (0..2)."""
+    """The lowest calibrated floor, on the evidence scale E = lexical + vector (0..2)."""
+    probe_margin: float = 1.4
+    """The calibrated floor is this many times the median best evidence that typical
+    off-topic probe queries find in the vault (`calibration.PROBES`), never under
+    `evidence_floor`."""
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,14 @@ def trace_evidence(trace: Any) -> dict[str, float] | None:
 
 
 def trace_floor(trace: Any) -> float | None:
-    """The evidence floor of the trace's configuration, None when not calibrated."""
-    floor = (trace.config or {}).get("floor", {})
-    return float(floor["evidence_floor"]) if floor.get("calibrated") else None
+    """The calibrated floor the trace's floor stage applied (its `calibrated floor` line),
+    None when the trace has none."""
+    for stage in trace.stages:
+        if stage.name == "floor":
+            for key, value in stage.info:
+                if key == "calibrated floor":
+                    return float(value.split(":", 1)[0])
+    return None
 
 
 def histogram(values: Sequence[float]) -> list[int]:

@@ -96,7 +96,9 @@ def run(engine, st: RecallState) -> Out:
                                                              "is not among the hits"))
     notes: dict[str, str] = {}
     if cfg.calibrated:
-        kept = decide(engine, st, kept, cfg.evidence_floor, out, notes)
+        level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
+        out.info.append(("calibrated floor", f"{level:.2f}: {how}"))
+        kept = decide(engine, st, kept, level, out, notes)
     st.hits = kept
     for rank, mid in enumerate(kept, 1):
         out.candidates.append(Candidate(mid, st.final[mid], rank, notes.get(mid, "")))
