@@ -10,8 +10,8 @@ The calibrated floor (`floor.calibrated`, the default preset's): after the cut a
 kept hit's evidence E = lexical + vector is measured against the vault's own calibration
 (`recall_tui.engine.calibration`); when the best is under `floor.evidence_floor` the recall
 abstains (every hit dropped with "best evidence 0.21 < calibrated floor 0.40: abstained"),
-otherwise hits whose reported score shows as 0.0 (under ZERO_SHOWN; min-max fusion gives a
-channel's worst candidate 0) are dropped: a hit shown with 0.0 is never injected. The stage's info lines give the
+otherwise a hit whose reported score shows as 0.0 (under ZERO_SHOWN; min-max fusion gives a
+channel's worst candidate 0) is dropped when its own evidence is under the floor too. The stage's info lines give the
 calibration, the best evidence and the decision; each hit's scaling text ends with its
 evidence.
 """
@@ -153,9 +153,11 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
     out_kept = []
     for mid in kept:
         notes[mid] = ev[mid].describe()
-        if st.final[mid] < ZERO_SHOWN:
-            out.dropped.append(st.drop(mid, "floor", f"score {st.final[mid]:.1f}: a hit shown "
-                                                     "as 0.0 is never injected"))
+        if st.final[mid] < ZERO_SHOWN and ev[mid].value < floor:
+            out.dropped.append(st.drop(mid, "floor", f"score {st.final[mid]:.1f} and evidence "
+                                                     f"{ev[mid].value:.2f} < calibrated floor "
+                                                     f"{floor:.2f}: shown as 0.0 with too little "
+                                                     "evidence, not injected"))
         else:
             out_kept.append(mid)
     return out_kept
