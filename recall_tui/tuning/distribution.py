@@ -106,3 +106,28 @@ def chart_lines(dist: dict[str, Any], width: int = 40) -> list[str]:
             bar = "█" * round(count / top * width)
             lines.append(f"  {lo:4.1f}-{hi:3.1f} {count:4d} {bar}{mark}")
     return lines
+
+
+#: Eight heights of a one-line bar chart.
+SPARKS = " ▁▂▃▄▅▆▇█"
+
+
+def spark_lines(dist: dict[str, Any]) -> list[str]:
+    """The compact chart (the Tuning pane's): one line per group, one character per bin
+    (height relative to the group's largest bin), the count and how many are under the floor;
+    a first line with the scale and the floor's position (`┃` under the bin holding it)."""
+    floor = dist["floor"]
+    bins = dist["bins"]
+    mark = "".join("┃" if floor is not None and bins[i] <= floor < bins[i + 1] else "─"
+                   for i in range(len(bins) - 1))
+    label_w = max(len(v) for v in LABELS.values())
+    shown = "none" if floor is None else f"{floor:.2f}"
+    lines = [f"{'evidence E 0..2, floor ' + shown:<{label_w}} {mark}"]
+    for name, label in LABELS.items():
+        g = dist["groups"][name]
+        top = max(g["histogram"], default=0) or 1
+        bar = "".join(SPARKS[0] if c == 0 else SPARKS[max(1, round(c / top * 8))]
+                      for c in g["histogram"])
+        lines.append(f"{label:<{label_w}} {bar} {len(g['values'])}, "
+                     f"{g['below_floor']} under the floor")
+    return lines
