@@ -119,6 +119,7 @@ def test_calibrated_floor_abstains_and_says_why(vault):
     assert {d.id for d in rec.dropped if "abstained" in d.reason} == {"a", "b"}
     (w,) = tr.why
     assert w.stage == "floor" and "abstained" in w.reason and "lexical 0.23" in w.reason
+    assert "floor: evidence 0.23 = lexical 0.23 (matched caddi) + vector 0.00 (no vector)" in w.details
     # marathon: idf ln(5 / 1.5) = 1.204, so d's evidence is 1.204 / 1.897 = .63 >= .4: kept
     tr = eng.recall("caddy marathon", now=PINNED_NOW)
     assert "d" in [h.id for h in tr.hits]
