@@ -67,7 +67,9 @@ def test_cut_at_k_is_reported(vault):
 # --- the calibrated floor (issue 20) ---------------------------------------------------------
 
 def calibrated() -> Config:
-    return keyword_only().with_value("floor.calibrated", True).with_value("floor.evidence_floor", 0.4)
+    # no index, so no vector evidence: the lexical floor decides
+    return (keyword_only().with_value("floor.calibrated", True)
+            .with_value("floor.lexical_floor", 0.4))
 
 
 def test_calibration_by_hand(vault):
@@ -116,6 +118,7 @@ def test_calibrated_floor_abstains_and_says_why(vault):
     info = dict(rec.info)
     best = math.log(2) / (math.log(2) + math.log(10))
     assert info["decision"] == f"best evidence {best:.2f} < calibrated floor 0.40: abstained"
+    assert info["calibrated floor"].startswith("0.40: no vector evidence in this recall")
     assert {d.id for d in rec.dropped if "abstained" in d.reason} == {"a", "b"}
     (w,) = tr.why
     assert w.stage == "floor" and "abstained" in w.reason and "lexical 0.23" in w.reason

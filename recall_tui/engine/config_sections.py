@@ -477,6 +477,10 @@ class FloorConfig:
     `engine/calibration.py`), is under `evidence_floor`; and drop hits shown as 0.0."""
     evidence_floor: float = 0.4
     """The lowest calibrated floor, on the evidence scale E = lexical + vector (0..2)."""
+    lexical_floor: float = 0.1
+    """The calibrated floor when the recall has no vector evidence (no embedder, no vectors):
+    lexical coverage alone cannot tell a paraphrase from an off-topic question, so only a
+    best evidence under this (almost nothing of the query matched) abstains."""
     probe_margin: float = 1.4
     """The calibrated floor is this many times the median best evidence that typical
     off-topic probe queries find in the vault (`calibration.PROBES`), never under

@@ -96,7 +96,15 @@ def run(engine, st: RecallState) -> Out:
                                                              "is not among the hits"))
     notes: dict[str, str] = {}
     if cfg.calibrated:
-        level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
+        from recall_tui.engine.stages.vector import query_vector
+
+        vectors = bool(kept) and bool(engine.memory_vectors()) and (
+            query_vector(engine, st)[0] is not None)
+        if vectors or not kept:
+            level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
+        else:
+            level, how = cfg.lexical_floor, ("no vector evidence in this recall: the lexical "
+                                             "floor (floor.lexical_floor)")
         out.info.append(("calibrated floor", f"{level:.2f}: {how}"))
         kept = decide(engine, st, kept, level, out, notes)
     st.hits = kept
