@@ -138,3 +138,19 @@ def test_seed_presets_keep_their_floor():
     assert load_preset("default").floor.calibrated is True
     for name in ("bastra", "abmind", "memoryvault", "memoturn", "memoria"):
         assert load_preset(name).floor.calibrated is False
+
+
+def test_evidence_scale_means_the_same_in_every_recall(vault):
+    import math
+
+    eng = Engine(vault, None, calibrated().with_value("floor.scale", "evidence"))
+    tr = eng.recall("caddy marathon", now=PINNED_NOW)
+    caddy, marathon = math.log(2), math.log(5 / 1.5)
+    scores = {h.id: h.score for h in tr.hits}
+    # 50 x E: E of d is marathon's share of the query's IDF mass, of a and b caddy's
+    assert scores["d"] == pytest.approx(50 * marathon / (caddy + marathon))
+    assert scores["a"] == pytest.approx(50 * caddy / (caddy + marathon))
+    hit = next(h for h in tr.hits if h.id == "d")
+    assert hit.explain.scaling.startswith("evidence scale: 50 x E = 50 x 0.6346 = 31.73")
+    # the same memory matched alone scores 50 x 1: every query term matched
+    assert [h.score for h in eng.recall("marathon", now=PINNED_NOW).hits] == [pytest.approx(50.0)]

@@ -244,17 +244,25 @@ class Evidence:
     """The raw cosine to the query (None without vectors)."""
     matched: tuple[str, ...]
     """The query terms the memory holds."""
+    inherited: float = 0.0
+    """For a 1-hop neighbour: its parent's evidence x link score x hop factor, when that is
+    more than its own L + V (0 otherwise)."""
+    via: str | None = None
+    """The parent the evidence was inherited from."""
 
     @property
     def value(self) -> float:
-        """E = L + V (0..2)."""
-        return self.lexical + self.vector
+        """E = L + V (0..2), or the inherited evidence of a 1-hop neighbour when larger."""
+        return max(self.lexical + self.vector, self.inherited)
 
     def describe(self) -> str:
         cos = "no vector" if self.cosine is None else f"cosine {self.cosine:.3f}"
-        return (f"evidence {self.value:.2f} = lexical {self.lexical:.2f} (matched "
-                f"{', '.join(self.matched) or 'no query term'}) + vector {self.vector:.2f} "
-                f"({cos})")
+        own = (f"lexical {self.lexical:.2f} (matched {', '.join(self.matched) or 'no query term'})"
+               f" + vector {self.vector:.2f} ({cos})")
+        if self.via is not None:
+            return (f"evidence {self.value:.2f} inherited from {self.via} (parent evidence x "
+                    f"link x factor; its own: {own})")
+        return f"evidence {self.value:.2f} = {own}"
 
 
 def evidence(cal: Calibration, qt: QueryTerms, memory_id: str, cos: float | None) -> Evidence:

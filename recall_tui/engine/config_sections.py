@@ -470,7 +470,8 @@ class FloorConfig:
     """The floor, on the reported 0-100 scale."""
     scale: str = "fusion_max"
     """Reported score: `fusion_max` (100 = rank 1 in every channel that ran), `top` (100 = the
-    best hit), or `raw` (the boosted score)."""
+    best hit), `raw` (the boosted score), or `evidence` (with `calibrated`: 50 x the hit's
+    evidence E, one meaning in every recall)."""
     calibrated: bool = False
     """Abstain (return nothing) when the best hit's evidence, measured against the vault's
     own calibration (IDF-weighted matched terms + cosine against the vault's background,

@@ -4,7 +4,10 @@ Never pads.
 Scales: `fusion_max` reports 100 x score / (the best fused score possible in this recall:
 rank 1 in every channel that ran, weights included; a+b in linear mode; Σ w in convex mode),
 so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 noise); `top` reports
-100 x score / the best hit's score; `raw` reports the boosted score itself.
+100 x score / the best hit's score; `raw` reports the boosted score itself; `evidence` (with the
+calibrated floor only; the default preset's) reports 50 x the hit's evidence E (0..100), a
+score with one meaning in every recall (the order stays the fusion's); before the calibrated
+decision it acts as `fusion_max`.
 
 The calibrated floor (`floor.calibrated`, the default preset's): after the cut at k, each
 kept hit's evidence E = lexical + vector is measured against the vault's own calibration
@@ -18,9 +21,14 @@ evidence.
 
 from __future__ import annotations
 
+import dataclasses
+
 from recall_tui.engine import calibration
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
+
+#: The evidence scale (`floor.scale = "evidence"`, calibrated floor only): score = 50 x E.
+EVIDENCE_SCALE = 50.0
 
 #: A reported score under this shows as 0.0 (one decimal): under the calibrated floor such a
 #: hit is dropped.
@@ -133,10 +141,21 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
     fixes = calibration.one_edit_corrections(engine, st.query.words) if kept else {}
     qt = calibration.query_terms(cal, st.query.terms, st.query.words, fixes)
     ev: dict[str, calibration.Evidence] = {}
+
+    def measure(mid: str) -> calibration.Evidence:
+        if mid not in ev:
+            v = vecs.get(mid)
+            cos = float(v @ qvec) if v is not None and qvec is not None else None
+            ev[mid] = calibration.evidence(cal, qt, mid, cos)
+        return ev[mid]
+
     for mid in kept:
-        v = vecs.get(mid)
-        cos = float(v @ qvec) if v is not None and qvec is not None else None
-        ev[mid] = calibration.evidence(cal, qt, mid, cos)
+        e = measure(mid)
+        hop = st.hops.get(mid)
+        if hop is not None:  # a 1-hop neighbour inherits its parent's evidence, like its score
+            inherited = measure(hop.from_id).value * hop.link_score * hop.factor
+            if inherited > e.value:
+                ev[mid] = dataclasses.replace(e, inherited=inherited, via=hop.from_id)
     st.extra["evidence"] = ev
     best_id = max(kept, key=lambda m: ev[m].value) if kept else None
     best = ev[best_id].value if best_id is not None else None
@@ -158,10 +177,26 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
         for mid in kept:
             out.dropped.append(st.drop(mid, "floor", f"{text} (this memory: {ev[mid].describe()})"))
         return []
+    if st.cfg.floor.scale == "evidence":
+        before = dict(st.final)
+        for mid in kept:
+            st.final[mid] = EVIDENCE_SCALE * ev[mid].value
+
+        def evidence_scaled(mid: str) -> str:
+            e = ev.get(mid)
+            if e is None:
+                return written(mid)
+            return (f"evidence scale: {EVIDENCE_SCALE:g} x E = {EVIDENCE_SCALE:g} x "
+                    f"{e.value:.4g} = {st.final.get(mid, 0.0):.4g} (the same meaning in every "
+                    f"recall: 50 = every query term matched or a cosine at the vault's "
+                    f"same-subject level; fusion_max would show {before.get(mid, 0.0):.4g}); "
+                    f"{e.describe()}")
+
+        st.extra["scaling"] = evidence_scaled
     out_kept = []
     for mid in kept:
         notes[mid] = ev[mid].describe()
-        if st.final[mid] < ZERO_SHOWN and ev[mid].value < floor:
+        if st.final[mid] < ZERO_SHOWN and (st.cfg.floor.scale == "evidence" or ev[mid].value < floor):
             out.dropped.append(st.drop(mid, "floor", f"score {st.final[mid]:.1f} and evidence "
                                                      f"{ev[mid].value:.2f} < calibrated floor "
                                                      f"{floor:.2f}: shown as 0.0 with too little "
