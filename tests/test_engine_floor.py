@@ -62,3 +62,95 @@ def test_cut_at_k_is_reported(vault):
     assert [h.id for h in tr.hits] == ["a"]
     w = tr.why_of("b")
     assert w.stage == "floor" and w.reason == "rank 2 > k=1"
+
+
+# --- the calibrated floor (issue 20) ---------------------------------------------------------
+
+def calibrated() -> Config:
+    # no index, so no vector evidence: the lexical floor decides
+    return (keyword_only().with_value("floor.calibrated", True)
+            .with_value("floor.lexical_floor", 0.4))
+
+
+def test_calibration_by_hand(vault):
+    import math
+
+    import numpy as np
+
+    from recall_tui.engine import calibration
+
+    e1, e2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    s = np.array([math.sqrt(0.5), math.sqrt(0.5)])
+    cal = calibration.build(vault.memories, {"a": e1, "b": e2, "c": s})
+    # N = 4; "caddy" is in a and b: idf ln(5 / 2.5); a word no memory holds: ln(5 / 0.5)
+    assert cal.memories == 4 and cal.doc_freq["caddi"] == 2
+    assert cal.idf("caddi") == pytest.approx(math.log(2))
+    assert cal.idf("zebra") == pytest.approx(math.log(10))
+    # pairwise cosines 0, .7071, .7071: median .7071; nearest neighbours .7071 x 3
+    assert cal.background == pytest.approx(math.sqrt(0.5))
+    assert cal.near == pytest.approx(math.sqrt(0.5))
+    assert cal.vector_standing(0.9) == 0.0  # no span between background and near: no standing
+    wide = calibration.Calibration(4, {}, {}, 0.2, 0.6)
+    assert wide.vector_standing(0.5) == pytest.approx(0.75)
+    assert wide.vector_standing(0.1) == 0.0 and wide.vector_standing(0.9) == 1.0
+    qt = calibration.query_terms(cal, ("caddi", "marathon"), ("caddy", "marathon"), {})
+    ev = calibration.evidence(cal, qt, "a", None)
+    assert ev.lexical == pytest.approx(math.log(2) / (math.log(2) + math.log(5 / 1.5)))
+    assert ev.value == ev.lexical and ev.matched == ("caddi",)
+
+
+def test_floor_decision_by_hand():
+    from recall_tui.engine.stages.floor import decision
+
+    assert decision(0.21, 0.34) == (True, "best evidence 0.21 < calibrated floor 0.34: abstained")
+    assert decision(0.34, 0.34) == (False, "best evidence 0.34 >= calibrated floor 0.34: kept")
+    assert decision(None, 0.34) == (False, "no hit to judge")
+
+
+def test_calibrated_floor_abstains_and_says_why(vault):
+    import math
+
+    eng = Engine(vault, None, calibrated())
+    # caddy: idf ln 2 = .693; zebra (no memory has it): ln 10 = 2.303; best L = .693 / 2.996
+    tr = eng.recall("caddy zebra", now=PINNED_NOW, why=["a"])
+    assert tr.hits == ()
+    rec = next(s for s in tr.stages if s.name == "floor")
+    info = dict(rec.info)
+    best = math.log(2) / (math.log(2) + math.log(10))
+    assert info["decision"] == f"best evidence {best:.2f} < calibrated floor 0.40: abstained"
+    assert info["calibrated floor"].startswith("0.40: no vector evidence in this recall")
+    assert {d.id for d in rec.dropped if "abstained" in d.reason} == {"a", "b"}
+    (w,) = tr.why
+    assert w.stage == "floor" and "abstained" in w.reason and "lexical 0.23" in w.reason
+    assert "floor: evidence 0.23 = lexical 0.23 (matched caddi) + vector 0.00 (no vector)" in w.details
+    # marathon: idf ln(5 / 1.5) = 1.204, so d's evidence is 1.204 / 1.897 = .63 >= .4: kept
+    tr = eng.recall("caddy marathon", now=PINNED_NOW)
+    assert "d" in [h.id for h in tr.hits]
+    info = dict(next(s for s in tr.stages if s.name == "floor").info)
+    assert info["decision"] == "best evidence 0.63 >= calibrated floor 0.40: kept"
+    hit = next(h for h in tr.hits if h.id == "d")
+    assert "evidence 0.63 = lexical 0.63 (matched marathon)" in hit.explain.scaling
+
+
+def test_seed_presets_keep_their_floor():
+    from recall_tui.engine.config import load_preset
+
+    assert load_preset("default").floor.calibrated is True
+    for name in ("bastra", "abmind", "memoryvault", "memoturn", "memoria"):
+        assert load_preset(name).floor.calibrated is False
+
+
+def test_evidence_scale_means_the_same_in_every_recall(vault):
+    import math
+
+    eng = Engine(vault, None, calibrated().with_value("floor.scale", "evidence"))
+    tr = eng.recall("caddy marathon", now=PINNED_NOW)
+    caddy, marathon = math.log(2), math.log(5 / 1.5)
+    scores = {h.id: h.score for h in tr.hits}
+    # 50 x E: E of d is marathon's share of the query's IDF mass, of a and b caddy's
+    assert scores["d"] == pytest.approx(50 * marathon / (caddy + marathon))
+    assert scores["a"] == pytest.approx(50 * caddy / (caddy + marathon))
+    hit = next(h for h in tr.hits if h.id == "d")
+    assert hit.explain.scaling.startswith("evidence scale: 50 x E = 50 x 0.6346 = 31.73")
+    # the same memory matched alone scores 50 x 1: every query term matched
+    assert [h.score for h in eng.recall("marathon", now=PINNED_NOW).hits] == [pytest.approx(50.0)]

@@ -88,12 +88,14 @@ def test_paired_comparison(report):
     d = report["presets"]["default"]["queries"]
     b = report["presets"]["bastra"]["queries"]
     mrr = c["metrics"]["mrr"]
-    deltas = [y["metrics"]["mrr"] - x["metrics"]["mrr"] for x, y in zip(d, b, strict=True)]
+    # off-topic lines have no MRR: the pairs are the on-topic queries
+    deltas = [y["metrics"]["mrr"] - x["metrics"]["mrr"] for x, y in zip(d, b, strict=True)
+              if x["metrics"]["mrr"] is not None]
     deltas = [0.0 if abs(x) <= 1e-9 else x for x in deltas]
     assert mrr["deltas"] == pytest.approx(deltas)
     assert mrr["wins"] == sum(1 for x in deltas if x > 0)
     assert mrr["losses"] == sum(1 for x in deltas if x < 0)
-    assert mrr["wins"] + mrr["losses"] + mrr["ties"] == len(d)
+    assert mrr["wins"] + mrr["losses"] + mrr["ties"] == len(deltas)
     assert mrr["sign_p"] == pytest.approx(metrics.sign_test_p(mrr["wins"], mrr["losses"]))
     assert 0 < mrr["randomisation_p"] <= 1
 
@@ -123,3 +125,53 @@ def test_bad_golden_line_names_file_and_line(vault, tmp_path):
 def test_unknown_preset(vault):
     r = _eval("--vault", str(vault), "--preset", "no-such-preset")
     assert r.returncode == 2 and "unknown preset 'no-such-preset'" in r.stderr
+
+
+def test_off_topic_queries_abstention_and_evidence_chart(vault, tmp_path):
+    """Off-topic lines (empty relevant, or the flag) are scored apart: abstention and the mean
+    injected; the --plot chart is drawn from the very numbers --json reports."""
+    from recall_tui.tuning.distribution import chart_lines, histogram
+
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps(o) for o in [
+        {"query": "which Postgres version does billing use", "relevant": {"billing-db-postgres16": 3}},
+        {"query": "what is the capital of mongolia", "relevant": []},
+        {"query": "write a haiku about autumn leaves", "relevant": {}, "category": "off-topic"},
+        {"query": "restic forget", "relevant": {}, "off_topic": True},
+    ]) + "\n")
+    args = ("--vault", str(vault), "--queries", str(q), "--k", "5", "--now", NOW,
+            "--embedder", "none")
+    r = _eval(*args, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)["presets"]["default"]
+    rows = doc["queries"]
+    injected = [len(row["ranked"][:5]) for row in rows[1:]]
+    assert doc["off_topic"] == {"queries": 3, "abstained": injected.count(0),
+                                "abstention": injected.count(0) / 3,
+                                "mean_injected": sum(injected) / 3}
+    # the ranking means are over the on-topic query only
+    assert doc["means"]["recall"] == rows[0]["metrics"]["recall"]
+    assert rows[1]["ranked"] == []  # nothing in the sample vault is about mongolia
+    dist = doc["evidence"]
+    assert dist["floor"] == 0.1  # no embedder: the lexical floor
+    for g in dist["groups"].values():
+        assert g["histogram"] == histogram(g["values"])
+        assert g["below_floor"] == sum(1 for v in g["values"] if v < 0.1)
+    assert len(dist["groups"]["off_topic_best"]["values"]) == 3
+    plot = _eval(*args, "--plot")
+    assert plot.returncode == 0, plot.stderr
+    for line in chart_lines(dist):
+        assert line in plot.stdout
+    assert "abstained on" in plot.stdout
+
+
+def test_off_topic_flag_with_relevant_ids_is_refused(tmp_path):
+    p = tmp_path / "g.jsonl"
+    p.write_text(json.dumps({"query": "x", "relevant": {"a": 2}, "off_topic": True}) + "\n")
+    with pytest.raises(metrics.GoldenError, match="g.jsonl:1: \"off_topic\" is true"):
+        metrics.read_golden(p)
+    p.write_text(json.dumps({"query": "x", "relevant": [], "off_topic": "yes"}) + "\n")
+    with pytest.raises(metrics.GoldenError, match="must be true or false"):
+        metrics.read_golden(p)
+    p.write_text(json.dumps({"query": "x", "relevant": {"a": 0}}) + "\n")
+    assert metrics.read_golden(p)[0].off_topic is False  # judged not relevant is a judgement

@@ -29,7 +29,11 @@ QUERY = "postgres upgrade"
 
 @pytest.fixture(scope="module")
 def engine(session_vault_copy):
-    return open_engine(session_vault_copy, preset="default", embedder="local")
+    # on the fusion_max scale these tests read (the default reports the evidence scale since
+    # issue 20; tests/test_engine_floor.py checks that one)
+    from recall_tui.engine.config import load_preset
+    cfg = load_preset("default").with_value("floor.scale", "fusion_max")
+    return open_engine(session_vault_copy, preset="default", embedder="local", config=cfg)
 
 
 # --- every number traceable --------------------------------------------------------------------

@@ -12,6 +12,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from recall_tui.engine import open_engine
@@ -407,3 +408,35 @@ def test_read_golden_category(tmp_path):
     p.write_text('{"query": "a", "relevant": ["x"], "category": 3}\n', encoding="utf-8")
     with pytest.raises(metrics.GoldenError, match="category"):
         metrics.read_golden(p)
+
+
+def test_off_topic_queries_enter_the_objective(planted, tmp_path):
+    """Off-topic lines are tuned on through their quiet (1 - hits / k): the objective is
+    (1 - w) x on-topic (recall + MRR) / 2 + w x off-topic quiet, by hand from the results."""
+    from recall_tui.tuning.tune import _Runner
+
+    root, qfile, _bp, base, engine = planted
+    # the base without its calibrated floor injects on anything that shares a word
+    loud = base.with_value("floor.calibrated", False)
+    off = [metrics.GoldenQuery(q, {}, "", None, 900 + i, "off-topic", True)
+           for i, q in enumerate(["meeting weather lunch", "zzqx unheard of words"])]
+    queries = metrics.read_golden(qfile)[:6] + off
+    tv = TuneVault(engine, queries, root.name)
+    for w in (0.0, 0.25, 1.0):
+        runner = _Runner(loud, [tv], 10, NOW, None, w)
+        rs = runner.run(())[0]
+        on = [(r.metrics["recall"] + r.metrics["mrr"]) / 2 for r in rs[:6]]
+        quiet = [1 - min(len(r.ranked), 10) / 10 for r in rs[6:]]
+        assert quiet[0] < 1 and quiet[1] == 1  # the first shares words, the second none
+        want = (1 - w) * sum(on) / 6 + w * sum(quiet) / 2
+        mask = [np.ones(len(queries), dtype=bool)]
+        assert runner.objective((), mask) == pytest.approx(want)
+    result = tune([tv], loud, base_name="loud", budget=6, folds=2, seed=1, k=10, now=NOW,
+                  knobs=["keyword.title"], off_topic_weight=0.5)
+    assert result.vaults[0]["scored"] == len(queries)
+    summary = result.off_topic["base"]
+    assert summary["queries"] == 2 and summary["abstained"] == 1
+    doc = result.to_json()
+    assert doc["off_topic_weight"] == 0.5 and "0.5 x mean (1 - hits / k)" in doc["objective"]
+    with pytest.raises(ValueError, match="off_topic_weight"):
+        tune([tv], loud, now=NOW, off_topic_weight=2.0)

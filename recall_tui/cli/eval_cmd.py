@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="query embedder (default: auto)")
     p.add_argument("--per-query", action="store_true", help="also print every query's scores")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--plot", action="store_true",
+                   help="also chart the evidence of relevant vs other hits and of on- vs "
+                        "off-topic queries, with the calibrated floor")
 
 
 def _err(msg: str) -> None:
@@ -102,13 +105,21 @@ def run(args: argparse.Namespace) -> int:
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
     empties: dict[str, list[Any]] = {}
+    dists: dict[str, Any] = {}
+    from recall_tui.tuning.distribution import distribution
     try:
         for name, cfg in configs:
             engine = base if name == presets[0] else Engine(base.vault, base.index, cfg, preset=name)
             reasons: list[Any] = []
-            results[name] = score_queries(engine, golden, k=args.k, now=now,
-                                          on_trace=lambda _q, tr, rs=reasons: rs.append(why_empty(tr)))
+            traces: list[Any] = []
+
+            def seen(_q: Any, tr: Any, rs: list[Any] = reasons, ts: list[Any] = traces) -> None:
+                rs.append(why_empty(tr))
+                ts.append(tr)
+
+            results[name] = score_queries(engine, golden, k=args.k, now=now, on_trace=seen)
             empties[name] = reasons
+            dists[name] = distribution(golden, traces)
     finally:
         if base.index is not None:
             base.index.close()
@@ -129,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
             "presets": {
                 name: {
                     "means": metrics.mean_metrics(rs),
+                    "off_topic": metrics.off_topic_summary(golden, rs),
+                    "evidence": dists[name],
                     "categories": metrics.by_category(golden, rs) if categorised else {},
                     "empty": empty_mod.summary_json(empties[name]),
                     "queries": [
@@ -144,7 +157,30 @@ def run(args: argparse.Namespace) -> int:
         dump_json(doc, indent=2)
         return 0
     _render(args, golden, results, comparisons, now, qfile, empties)
+    _render_off_topic(golden, results, dists, plot=args.plot)
     return 0
+
+
+def _render_off_topic(golden, results, dists, *, plot: bool) -> None:  # noqa: ANN001
+    """The off-topic figures (and with --plot the evidence chart) of every preset."""
+    from recall_tui.tuning import metrics
+    from recall_tui.tuning.distribution import chart_lines
+
+    if any(q.off_topic for q in golden):
+        safe_print("off-topic queries (nothing relevant; the means above are over the on-topic "
+                   "queries only):")
+        for name, rs in results.items():
+            o = metrics.off_topic_summary(golden, rs)
+            safe_print(f"  {name}: abstained on {o['abstained']}/{o['queries']} "
+                       f"({_fmt(o['abstention'])}), mean injected {_fmt(o['mean_injected'])}")
+    if plot:
+        for name, dist in dists.items():
+            if dist is None:
+                safe_print(f"{name}: no calibrated floor, no evidence to chart")
+                continue
+            safe_print(f"evidence E = lexical + vector (0..2) under {name}, floor {dist['floor']}:")
+            for line in chart_lines(dist):
+                safe_print(line)
 
 
 def _comparison_json(c: Any) -> dict[str, Any]:

@@ -50,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing preset NAME")
     p.add_argument("--top", type=positive_int, default=5, metavar="N",
                    help="rows of the best-configurations table (default 5)")
+    p.add_argument("--off-topic-weight", type=float, default=None, metavar="W",
+                   help="weight 0..1 of the off-topic queries' quiet (1 - hits / k) in the "
+                        "objective (default 0.25)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -164,8 +167,12 @@ def _run_with_progress(tune, vaults, base, base_name, args, now):  # noqa: ANN00
         def progress(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, total=total, description=literal_line(what, 60))
 
+        from recall_tui.tuning.tune import OFF_TOPIC_WEIGHT
+
+        weight = OFF_TOPIC_WEIGHT if args.off_topic_weight is None else args.off_topic_weight
         return tune(vaults, base, base_name=base_name, budget=args.budget, folds=args.folds,
-                    seed=args.seed, k=args.k, now=now, knobs=args.knobs, progress=progress)
+                    seed=args.seed, k=args.k, now=now, knobs=args.knobs, progress=progress,
+                    off_topic_weight=weight)
 
 
 def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | None) -> None:
@@ -191,7 +198,14 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
                       f"{', '.join(result.searched)}"))
     else:
         con.print(lit("knobs searched: all"))
-    con.print(lit(f"objective: mean over vaults of (recall@{k} + MRR) / 2"))
+    w = result.off_topic_weight
+    con.print(lit(f"objective: mean over vaults of (1 - {w:g}) x (recall@{k} + MRR) / 2 on-topic "
+                  f"+ {w:g} x (1 - hits / k) off-topic"))
+    held, base_off = result.off_topic.get("heldout", {}), result.off_topic.get("base", {})
+    if held.get("queries"):
+        con.print(lit(f"off-topic queries: {held['queries']}; abstained held-out "
+                      f"{held['abstained']} (base {base_off['abstained']}), mean injected "
+                      f"held-out {_fmt(held['mean_injected'])} (base {_fmt(base_off['mean_injected'])})"))
 
     t = Table(title="held-out figures per fold (chosen on the other folds)", title_justify="left",
               header_style="bold", show_edge=False)

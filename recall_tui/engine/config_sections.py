@@ -476,7 +476,22 @@ class FloorConfig:
     """The floor, on the reported 0-100 scale."""
     scale: str = "fusion_max"
     """Reported score: `fusion_max` (100 = rank 1 in every channel that ran), `top` (100 = the
-    best hit), or `raw` (the boosted score)."""
+    best hit), `raw` (the boosted score), or `evidence` (with `calibrated`: 50 x the hit's
+    evidence E, one meaning in every recall)."""
+    calibrated: bool = False
+    """Abstain (return nothing) when the best hit's evidence, measured against the vault's
+    own calibration (IDF-weighted matched terms + cosine against the vault's background,
+    `engine/calibration.py`), is under `evidence_floor`; and drop hits shown as 0.0."""
+    evidence_floor: float = 0.4
+    """The lowest calibrated floor, on the evidence scale E = lexical + vector (0..2)."""
+    lexical_floor: float = 0.1
+    """The calibrated floor when the recall has no vector evidence (no embedder, no vectors):
+    lexical coverage alone cannot tell a paraphrase from an off-topic question, so only a
+    best evidence under this (almost nothing of the query matched) abstains."""
+    probe_margin: float = 1.4
+    """The calibrated floor is this many times the median best evidence that typical
+    off-topic probe queries find in the vault (`calibration.PROBES`), never under
+    `evidence_floor`."""
 
 
 @dataclass(frozen=True)

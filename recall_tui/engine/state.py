@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from recall_tui.engine.config import Config
+
+if TYPE_CHECKING:
+    from recall_tui.engine.calibration import Evidence
 from recall_tui.engine.trace import (
     BoostFactor,
     Candidate,
@@ -177,6 +181,9 @@ class RecallState:
     final: dict[str, float] = field(default_factory=dict)
     scaling_text: Callable[[str], str] | None = None
     """id -> floor's scaling of its score, written for the hits only (like `fusion_text`)."""
+    evidence: dict[str, Evidence] = field(default_factory=dict)
+    """id -> the calibrated floor's evidence for it (`recall_tui.engine.calibration`); empty
+    when the floor is not calibrated."""
     hits: list[str] = field(default_factory=list)
     fates: dict[str, Fate] = field(default_factory=dict)
     consolidation: list[Candidate] = field(default_factory=list)

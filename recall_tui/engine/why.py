@@ -3,8 +3,10 @@
 
 Stages named in answers: `vault` (unknown id), `filter`, `keyword` (matched beyond the
 channel limit), `fuse` (no channel matched it),
-`hops`, `rerank`, `mmr` (demoted from within k to beyond it), `floor` (under the floor, or
-rank > k), `hits` (found)."""
+`hops`, `rerank`, `mmr` (demoted from within k to beyond it), `floor` (under the floor, rank
+> k, or the calibrated floor abstained: "best evidence 0.21 < calibrated floor 0.40:
+abstained"; every memory the calibrated floor measured gets its evidence as a detail),
+`hits` (found)."""
 
 from __future__ import annotations
 
@@ -91,6 +93,9 @@ def answer(engine: StageContext, st: RecallState, ids: Sequence[str]) -> tuple[W
         fate = st.fates.get(mid)
         ranks = tuple((ch, r) for ch, (r, _) in (fate.channels.items() if fate else ()))
         details = tuple(_channel_details(engine, st, mid))
+        ev = st.evidence.get(mid)  # the calibrated floor's measure of it
+        if ev is not None:
+            details += (f"floor: {ev.describe()}",)
         if mid in st.hits:
             rank = st.hits.index(mid) + 1
             how = "1-hop neighbour" if mid in st.hops else "direct hit"

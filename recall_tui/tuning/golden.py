@@ -77,6 +77,11 @@ class GoldenRun:
     """Metric name -> mean over the queries where it is defined (as `recall-tui eval` prints)."""
     ms: float
     """Wall time of the run."""
+    evidence: Mapping[str, Any] | None = field(default=None, hash=False)
+    """`recall_tui.tuning.distribution.distribution` of the run (the evidence of relevant and
+    other hits, of on- and off-topic queries, and the floor); None without a calibrated floor."""
+    off_topic: Mapping[str, Any] | None = field(default=None, hash=False)
+    """`metrics.off_topic_summary` of the run (abstention and mean injected)."""
 
     def result_for(self, query: str) -> QueryResult | None:
         """The scored ranking of a query text, or None when the set has no such query."""
@@ -99,9 +104,13 @@ def run_golden(engine: Any, queries: Sequence[GoldenQuery], config: Config | Non
                cancel: Callable[[], bool] | None = None) -> GoldenRun:
     """Score `queries` under `config` (the engine's own when None). Raises Cancelled when
     `cancel()` turns True; the figures are those `recall-tui eval` prints for the same config."""
+    from recall_tui.tuning.distribution import distribution
+
     cfg = config or engine.config
     t0 = time.perf_counter()
-    results = score_queries(engine, queries, k=k, now=now, config=cfg, cancel=cancel)
+    traces: list[Any] = []
+    results = score_queries(engine, queries, k=k, now=now, config=cfg, cancel=cancel,
+                            on_trace=lambda _q, tr: traces.append(tr))
     return GoldenRun(
         label=label,
         config_hash=cfg.hash(),
@@ -111,6 +120,8 @@ def run_golden(engine: Any, queries: Sequence[GoldenQuery], config: Config | Non
         results=tuple(results),
         means=MappingProxyType(metrics.mean_metrics(results)),
         ms=(time.perf_counter() - t0) * 1000,
+        evidence=distribution(queries, traces),
+        off_topic=metrics.off_topic_summary(queries, results),
     )
 
 

@@ -173,6 +173,20 @@ def mean_metrics(results: Sequence[QueryResult]) -> dict[str, float | None]:
     return out
 
 
+def off_topic_summary(queries: Sequence[GoldenQuery],
+                      results: Sequence[QueryResult]) -> dict[str, Any]:
+    """How a run treats the off-topic queries (`GoldenQuery.off_topic`): {"queries": count,
+    "abstained": how many got no hit, "abstention": abstained / queries, "mean_injected": the
+    mean number of hits they got}; rate and mean are None without off-topic queries.
+    `queries` and `results` pair up in order."""
+    injected = [len(r.ranked[: r.k]) for q, r in zip(queries, results, strict=True) if q.off_topic]
+    n = len(injected)
+    abstained = sum(1 for x in injected if x == 0)
+    return {"queries": n, "abstained": abstained,
+            "abstention": abstained / n if n else None,
+            "mean_injected": sum(injected) / n if n else None}
+
+
 #: The category name `by_category` gives queries whose line has no `category`.
 UNCATEGORISED = "(none)"
 
@@ -402,6 +416,10 @@ class GoldenQuery:
     category: str | None = None
     """What kind of question it is (e.g. `single-fact`, `temporal`, `multi-hop`), from the
     optional `category` key; None when the line has none. `eval` breaks its figures down by it."""
+    off_topic: bool = False
+    """Nothing in the vault is relevant (`"relevant": []` or `{}`, or `"off_topic": true`):
+    the right answer is to inject nothing. Scored by `off_topic_summary`, never by the
+    ranking metrics (their means stay over the on-topic queries)."""
 
 
 _AS_OF_IN_NOTE = re.compile(r"\bas_of=(\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?)")
@@ -420,7 +438,8 @@ def read_golden(path: str | Path) -> list[GoldenQuery]:
     """Read a judged-queries file: one JSON object a line, blank lines and `#` lines skipped.
 
     Each object: `{"query": str, "relevant": {id: grade} | [ids], "note": str?, "as_of": str?,
-    "category": str?}`.
+    "category": str?, "off_topic": bool?}`; an empty `relevant` (or `"off_topic": true`) marks
+    a query nothing in the vault answers (`GoldenQuery.off_topic`).
     Raises GoldenError (file:line: reason) on the first bad line, FileNotFoundError if missing.
     """
     p = Path(path)
@@ -463,6 +482,12 @@ def read_golden(path: str | Path) -> list[GoldenQuery]:
             category = obj.get("category")
             if category is not None and (not isinstance(category, str) or not category.strip()):
                 raise GoldenError(str(p), n, '"category" must be a non-empty string')
+            flag = obj.get("off_topic", False)
+            if not isinstance(flag, bool):
+                raise GoldenError(str(p), n, '"off_topic" must be true or false')
+            if flag and any(g > 0 for g in relevant.values()):
+                raise GoldenError(str(p), n, '"off_topic" is true but "relevant" names a relevant id')
+            off_topic = flag or not relevant
             out.append(GoldenQuery(query, relevant, note, as_of, n,
-                                   category.strip() if category is not None else None))
+                                   category.strip() if category is not None else None, off_topic))
     return out

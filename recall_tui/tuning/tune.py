@@ -23,7 +23,11 @@ The procedure, all deterministic for a seed:
    single changes (by training objective) are added to it one at a time while the training
    objective improves (at most `COMBINE` steps); last, a change whose removal does not lower
    the training objective is dropped. The objective is the mean over vaults of
-   (recall@k + MRR) / 2, so a large vault does not outvote a small one.
+   `(1 - w) x mean (recall@k + MRR) / 2 over the on-topic queries + w x mean quiet over the
+   off-topic ones`, where an off-topic query (`GoldenQuery.off_topic`: nothing is relevant)
+   scores `quiet = 1 - hits / k` (1 when the recall abstained) and `w` is `off_topic_weight`
+   (0.25; a vault without off-topic queries has only the first part), so a large vault does
+   not outvote a small one and a configuration that injects junk pays for it.
 4. **Held-out figures.** The fold's winner is scored on the fold's held-out queries, next to the
    base on the same queries. Every query is held out exactly once, so the held-out scores of all
    folds pair query by query with the base's: `metrics.compare` gives the paired sign test and
@@ -67,6 +71,8 @@ from recall_tui.tuning.tune_space import (  # noqa: F401  (re-exported: the API 
 COMBINE = 4
 #: The metrics the objective averages (each a per-query value in 0..1).
 OBJECTIVE = ("recall", "mrr")
+#: The weight of the off-topic queries' quiet (1 - hits / k) in the objective, by default.
+OFF_TOPIC_WEIGHT = 0.25
 #: Improvements smaller than this are ties.
 EPS = 1e-9
 Progress = Callable[[int, int, str], None]
@@ -83,7 +89,8 @@ class TuneVault:
     engine: Any
     """An `Engine` over the vault, its index open (reused for every configuration)."""
     queries: Sequence[GoldenQuery]
-    """The judged queries (those with no relevant id are left out of tuning)."""
+    """The judged queries (off-topic ones count through their quiet; those whose every
+    judgement is 0 are left out of tuning)."""
     label: str
     """How reports name the vault (its folder name)."""
 
@@ -193,6 +200,11 @@ class TuneResult:
     """The best evaluated configurations by objective on all queries (in-sample), best first."""
     knobs: tuple[str, ...] = ()
     """The `knobs` glob patterns the search was restricted to (empty: not restricted)."""
+    off_topic_weight: float = OFF_TOPIC_WEIGHT
+    """w: the weight of the off-topic queries' quiet in the objective."""
+    off_topic: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """"heldout" / "base": `metrics.off_topic_summary` over every vault's off-topic queries
+    (each held out once), chosen configurations vs the base."""
     searched: tuple[str, ...] = ()
     """The knobs the search could change (those of `search_space(base)` matching `knobs`)."""
 
@@ -211,7 +223,10 @@ class TuneResult:
             "base": self.base_name, "k": self.k, "seed": self.seed, "budget": self.budget,
             "evaluated": self.evaluated, "vaults": list(self.vaults),
             "knobs": list(self.knobs) or None, "searched_knobs": list(self.searched),
-            "objective": "mean over vaults of (recall@k + MRR) / 2",
+            "objective": (f"mean over vaults of (1 - {self.off_topic_weight:g}) x mean (recall@k "
+                          f"+ MRR) / 2 on-topic + {self.off_topic_weight:g} x mean (1 - hits / k) "
+                          "off-topic"),
+            "off_topic_weight": self.off_topic_weight, "off_topic": self.off_topic,
             "heldout": self.heldout, "heldout_base": self.heldout_base,
             "fold_mean": self.fold_mean, "fold_mean_base": self.fold_mean_base,
             "comparison": cmp(self.comparison),
@@ -237,8 +252,11 @@ class _Runner:
     """Evaluates configurations over every query once, caching by change set."""
 
     def __init__(self, base: Config, vaults: Sequence[TuneVault], k: int, now: datetime,
-                 cancel: Callable[[], bool] | None) -> None:
+                 cancel: Callable[[], bool] | None, off_topic_weight: float = OFF_TOPIC_WEIGHT,
+                 ) -> None:
         self.base = base
+        self.w = off_topic_weight
+        self.off = [np.array([q.off_topic for q in tv.queries], dtype=bool) for tv in vaults]
         self.vaults = vaults
         self.k = k
         self.now = now
@@ -259,8 +277,12 @@ class _Runner:
 
     def _store(self, key: Changes, per_vault: list[list[QueryResult]]) -> None:
         self.cache[key] = per_vault
-        self.mat[key] = [np.array([[r.metrics[m] for m in OBJECTIVE] for r in rs], dtype=float)
-                         .reshape(len(rs), len(OBJECTIVE)) for rs in per_vault]
+        # on-topic rows: recall, MRR (quiet nan); off-topic rows: quiet = 1 - hits / k
+        self.mat[key] = [np.array([[np.nan if r.metrics[m] is None else r.metrics[m]
+                                    for m in OBJECTIVE] + [_quiet(r, off)]
+                                   for r, off in zip(rs, offs, strict=True)], dtype=float)
+                         .reshape(len(rs), len(OBJECTIVE) + 1)
+                         for rs, offs in zip(per_vault, self.off, strict=True)]
 
     def run(self, changes: Changes) -> list[list[QueryResult]]:
         """Every query under one configuration (cached by its set of changes)."""
@@ -290,9 +312,19 @@ class _Runner:
             self._store(c, out[c])
 
     def objective(self, changes: Changes, masks: Sequence[np.ndarray]) -> float:
-        """Mean over vaults (with at least one selected query) of the mean of OBJECTIVE."""
+        """Mean over vaults (with at least one selected query) of (1 - w) x the mean of
+        OBJECTIVE over the selected on-topic queries + w x the mean quiet of the selected
+        off-topic ones (each part alone when the other has no query)."""
         mats = self.mat[canon(changes)]
-        vals = [float(m[mask].mean()) for m, mask in zip(mats, masks, strict=True) if mask.any()]
+        vals = []
+        for m, mask, off in zip(mats, masks, self.off, strict=True):
+            on_rows, off_rows = m[mask & ~off], m[mask & off]
+            on = float(on_rows[:, : len(OBJECTIVE)].mean()) if len(on_rows) else None
+            quiet = float(off_rows[:, len(OBJECTIVE)].mean()) if len(off_rows) else None
+            if on is not None and quiet is not None:
+                vals.append((1 - self.w) * on + self.w * quiet)
+            elif on is not None or quiet is not None:
+                vals.append(on if on is not None else quiet)
         return float(np.mean(vals)) if vals else 0.0
 
 
@@ -332,6 +364,11 @@ def _select(runner: _Runner, pool: Sequence[Changes], masks: Sequence[np.ndarray
     return best, best_obj
 
 
+def _quiet(r: QueryResult, off_topic: bool) -> float:
+    """An off-topic query's quiet, 1 - hits / k (1: it abstained); nan for an on-topic one."""
+    return 1.0 - min(len(r.ranked), r.k) / r.k if off_topic and r.k else float("nan")
+
+
 def _means(results: Sequence[QueryResult]) -> dict[str, float | None]:
     return metrics.mean_metrics(results)
 
@@ -339,7 +376,8 @@ def _means(results: Sequence[QueryResult]) -> dict[str, float | None]:
 def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", budget: int = 80,
          folds: int = 5, seed: int = 0, k: int = 10, now: datetime,
          knobs: Sequence[str] = (), progress: Progress | None = None,
-         cancel: Callable[[], bool] | None = None) -> TuneResult:
+         cancel: Callable[[], bool] | None = None,
+         off_topic_weight: float = OFF_TOPIC_WEIGHT) -> TuneResult:
     """Cross-validated knob search (see the module docstring). `knobs`: glob patterns
     restricting the knobs searched (`knob_patterns` splits comma lists). Raises ValueError for
     a bad budget, fold count, a query set too small for the folds or a `knobs` pattern that
@@ -351,13 +389,16 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     if k < 1:
         raise ValueError("k must be at least 1")
     given = list(vaults)
+    if not 0.0 <= off_topic_weight <= 1.0:
+        raise ValueError(f"off_topic_weight must be in 0..1, got {off_topic_weight:g}")
     vaults = [dataclasses.replace(tv, queries=[q for q in tv.queries
-                                               if any(g > 0 for g in q.relevant.values())])
+                                               if q.off_topic
+                                               or any(g > 0 for g in q.relevant.values())])
               for tv in given]
     skipped = [len(orig.queries) - len(tv.queries) for orig, tv in zip(given, vaults, strict=True)]
     assign = make_folds([[q.query for q in tv.queries] for tv in vaults], folds, seed)
     pool = make_pool(base, budget, seed, knobs)
-    runner = _Runner(base, vaults, k, now, cancel)
+    runner = _Runner(base, vaults, k, now, cancel, off_topic_weight)
     nq = sum(len(tv.queries) for tv in vaults)
     # progress counts recalls: the pool, then per selection (one per fold, one on all
     # queries) up to COMBINE greedy configurations and about as many pruning ones
@@ -412,6 +453,7 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
     best_res = runner.run(best)
     flat_held = [r for vr in heldout_rs for r in vr if r is not None]
     flat_base = [r for vr in base_res for r in vr]
+    flat_q = [q for tv in vaults for q in tv.queries]
     comparison = metrics.compare(flat_base, flat_held, baseline_name=base_name,
                                  candidate_name="tuned (held-out)")
     per_vault: dict[str, dict[str, Any]] = {}
@@ -450,4 +492,7 @@ def tune(vaults: Sequence[TuneVault], base: Config, *, base_name: str = "base", 
         comparison=comparison, per_vault=per_vault,
         insample=_means([r for vr in best_res for r in vr]), insample_base=_means(flat_base),
         leaderboard=tuple(board[:10]), knobs=knobs, searched=searched,
+        off_topic_weight=off_topic_weight,
+        off_topic={"heldout": metrics.off_topic_summary(flat_q, flat_held),
+                   "base": metrics.off_topic_summary(flat_q, flat_base)},
     )

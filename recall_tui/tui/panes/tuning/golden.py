@@ -198,6 +198,8 @@ class GoldenTab(TuningBase):
         if cur is None or base is None:
             summary.update(Text("scoring the golden set…", style="dim"))
             return
+        from recall_tui.tui.panes.tuning.evidence import EvidenceChart
+        self.query_one("#golden-evidence", EvidenceChart).show(cur)  # issue 20
         cmp = compare_runs(cur, base)
         t = Text()
         t.append(f"{len(cur.queries)} judged queries, k={cur.k}, start = {self.base_name}, "

@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from recall_tui.engine.config import Config
+from recall_tui.tui.panes.tuning.evidence import EvidenceChart
 from recall_tui.tui.panes.tuning.golden import GoldenTab
 from recall_tui.tui.panes.tuning.knobs import KnobsTab
 from recall_tui.tui.panes.tuning.side import SideTab
@@ -58,6 +59,7 @@ class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
                 yield Input(id="golden-file", placeholder="another queries file (JSONL): type "
                             "its path, enter; empty + enter: the vault's golden.jsonl")
                 yield Static(id="golden-summary")
+                yield EvidenceChart(id="golden-evidence")  # issue 20: the floor on the evidence
                 yield VimTable(id="golden-table", flex=("query",))
             with TabPane("tune", id="tune-tune"), Vertical(id="tune-view"):
                 yield from self.compose_tune()
