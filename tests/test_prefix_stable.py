@@ -180,3 +180,28 @@ def test_k_above_the_depth_is_said(tmp_path, embedder):
         assert dict(tr.stage("vector").info)["fetch"] == str(4 * cfg.vector.overfetch)
     finally:
         index.close()
+
+
+@pytest.mark.slow
+def test_the_calibrated_floor_decides_the_same_at_every_k(embedder, tmp_path):
+    """The default's abstention is judged over the candidate depth, not the hits at this k:
+    on the sample vault's judged queries (off-topic ones included) the hits at k=1 and k=3
+    are the first hits at k=5, and an abstention at one k is one at every k."""
+    from recall_tui.tuning.metrics import read_golden
+    from tests.conftest import SAMPLE_VAULT
+
+    root = tmp_path / "v"
+    shutil.copytree(SAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".recall"))
+    vault = read_vault(root)
+    index = Index.open(vault, embedder)
+    eng = Engine(vault, index, load_preset("default"), preset="default")
+    try:
+        abstained = 0
+        for q in read_golden(root / "golden.jsonl"):
+            ids = {k: [h.id for h in eng.recall(q.query, k=k, now=PINNED_NOW, as_of=q.as_of).hits]
+                   for k in (1, 3, 5)}
+            assert ids[1] == ids[5][:1] and ids[3] == ids[5][:3], q.query
+            abstained += not ids[5]
+        assert abstained > 0  # the floor did decide somewhere, so the check means something
+    finally:
+        index.close()

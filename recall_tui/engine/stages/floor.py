@@ -99,6 +99,33 @@ def run(engine: StageContext, st: RecallState) -> Out:
             passing.append(mid)
     beyond = st.cfg.hops.beyond_k
     direct = [mid for mid in passing if not (beyond and mid in st.hops)]
+    notes: dict[str, str] = {}
+    if cfg.calibrated and direct:
+        # The decision, and the drop of hits shown as 0.0, look at the whole candidate depth
+        # before the cut at k, so that a dropped hit's slot is refilled and the hits at k = n
+        # are the first n at any k up to the depth (prefix-stable ranking).
+        from recall_tui.engine.stages.vector import query_vector
+
+        vectors = bool(engine.memory_vectors()) and query_vector(engine, st)[0] is not None
+        if vectors:
+            level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
+        else:
+            level, how = cfg.lexical_floor, ("no vector evidence in this recall: the lexical "
+                                             "floor (floor.lexical_floor)")
+        out.info.append(("calibrated floor", f"{level:.2f}: {how}"))
+        pool = direct[: max(pool_depth(st.cfg, st.k), st.k)]
+        rest = direct[len(pool):]
+        survivors = decide(engine, st, pool, level, out, notes, pool)
+        if not survivors:  # abstained: nothing beyond the depth comes in instead
+            reason = next((v for k_, v in out.info if k_ == "decision"), "abstained")
+            for mid in rest:
+                out.dropped.append(st.drop(mid, "floor", reason))
+            rest = []
+        direct = survivors + rest
+    elif cfg.calibrated:
+        level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
+        out.info.append(("calibrated floor", f"{level:.2f}: {how}"))
+        decide(engine, st, [], level, out, notes, [])
     kept = direct[: st.k]
     for rank, mid in enumerate(direct[st.k:], st.k + 1):
         out.dropped.append(st.drop(mid, "floor", f"rank {rank} > k={st.k}"))
@@ -111,19 +138,6 @@ def run(engine: StageContext, st: RecallState) -> Out:
                 else:
                     out.dropped.append(st.drop(mid, "floor", f"its parent {st.hops[mid].from_id} "
                                                              "is not among the hits"))
-    notes: dict[str, str] = {}
-    if cfg.calibrated:
-        from recall_tui.engine.stages.vector import query_vector
-
-        vectors = bool(kept) and bool(engine.memory_vectors()) and (
-            query_vector(engine, st)[0] is not None)
-        if vectors or not kept:
-            level, how = calibration.floor_for(engine, cfg.evidence_floor, cfg.probe_margin)
-        else:
-            level, how = cfg.lexical_floor, ("no vector evidence in this recall: the lexical "
-                                             "floor (floor.lexical_floor)")
-        out.info.append(("calibrated floor", f"{level:.2f}: {how}"))
-        kept = decide(engine, st, kept, level, out, notes)
     st.hits = kept
     for rank, mid in enumerate(kept, 1):
         out.candidates.append(Candidate(mid, st.final[mid], rank, notes.get(mid, "")))
@@ -139,8 +153,8 @@ def decision(best: float | None, floor: float) -> tuple[bool, str]:
     return False, f"best evidence {best:.2f} >= calibrated floor {floor:.2f}: kept"
 
 
-def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
-           notes: dict[str, str]) -> list[str]:
+def decide(engine: StageContext, st: RecallState, kept: list[str], floor: float, out: Out,
+           notes: dict[str, str], judged: list[str] | None = None) -> list[str]:
     """The calibrated relevance decision over the hits kept at k (see the module doc)."""
     from recall_tui.engine.stages.vector import query_vector
 
@@ -158,7 +172,9 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
             ev[mid] = calibration.evidence(cal, qt, mid, cos)
         return ev[mid]
 
-    for mid in kept:
+    # the hits, then the rest of the candidate depth (its best counts for the decision too)
+    considered = [*kept, *(m for m in (judged or []) if m not in kept)] if kept else []
+    for mid in considered:
         e = measure(mid)
         hop = st.hops.get(mid)
         if hop is not None:  # a 1-hop neighbour inherits its parent's evidence, like its score
@@ -166,7 +182,7 @@ def decide(engine, st: RecallState, kept: list[str], floor: float, out: Out,
             if inherited > e.value:
                 ev[mid] = dataclasses.replace(e, inherited=inherited, via=hop.from_id)
     st.evidence = ev
-    best_id = max(kept, key=lambda m: ev[m].value) if kept else None
+    best_id = max(considered, key=lambda m: ev[m].value) if considered else None
     best = ev[best_id].value if best_id is not None else None
     abstain, text = decision(best, floor)
     out.info += [("calibration", cal.describe()),
