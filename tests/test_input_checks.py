@@ -54,8 +54,8 @@ def test_a_k_below_one_is_refused_with_exit_2(vault, command, k):
 def test_the_hook_warns_about_a_bad_k_and_still_injects(vault, k):
     """Exit 2 from a prompt hook blocks the user's prompt in Claude Code: the hook says what is
     wrong on stderr, uses the preset's k and exits 0."""
-    payload = ('{"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "deploy", '
-               f'"cwd": "{vault}"}}')
+    payload = (f'{{"session_id": "s{k}", "hook_event_name": "UserPromptSubmit", "prompt": "deploy", '
+               f'"cwd": "{vault}"}}')  # a session each: one session's repeat window would skip deploy-fact
     out = cli("hook", "prompt-submit", "--no-serve", "--embedder", "none", "--vault", str(vault),
               "--k", k, stdin=payload)
     assert out.returncode == 0, out.stderr
