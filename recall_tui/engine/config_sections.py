@@ -238,6 +238,48 @@ class HopsConfig:
 
 
 @dataclass(frozen=True)
+class SpeakerConfig:
+    """speaker: the turn's speaker and date as evidence (raw-turn vaults)."""
+
+    enabled: bool = False
+    """Weigh candidates by the speaker and the month or year the query names."""
+    weight: float = 0.25
+    """Score x (1 + weight) when the query names the turn's speaker."""
+    date_weight: float = 0.25
+    """Score x (1 + date_weight) when the query names the month or year it was created in."""
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """window: context from the neighbouring turns of the same session."""
+
+    enabled: bool = False
+    """Spread each candidate's score to the turns around it (memories with session_id)."""
+    size: int = 1
+    """Turns on each side that receive a share."""
+    weight: float = 0.5
+    """Share of the neighbour's score a turn next to it receives."""
+    decay: float = 0.5
+    """The share is multiplied by this for every turn of distance beyond the first."""
+
+
+@dataclass(frozen=True)
+class Hop2Config:
+    """hop2: a second hop seeded by the first hits' rarest terms (multi-hop questions)."""
+
+    enabled: bool = False
+    """Add the memories that share the top candidates' rarest terms."""
+    from_top: int = 3
+    """Candidates whose bodies seed the hop."""
+    terms: int = 6
+    """Seed terms used (the rarest; query terms and speaker names left out)."""
+    factor: float = 0.3
+    """Added score = factor x the best seed's score x the BM25 share of the hop's best."""
+    limit: int = 20
+    """Memories the hop adds to or raises."""
+
+
+@dataclass(frozen=True)
 class FilterConfig:
     """filter: what is never recalled, and the per-call filters."""
 
