@@ -159,3 +159,12 @@ def test_lost_on():
     assert lost_on({"recall": 1.0, "mrr": 0.5}, {"recall": 1.0, "mrr": 1.0}) == "mrr"
     assert lost_on({"recall": 1.0, "mrr": 1.0}, {"recall": 0.5, "mrr": 1.0}) is None
     assert lost_on({"recall": None, "mrr": None}, {"recall": 1.0, "mrr": 1.0}) is None
+
+
+def test_why_names_the_turn_stages(vault):
+    tr = Engine(vault, None, cfg(window__enabled=True)).recall("lisbon trip", now=PINNED_NOW,
+                                                              k=5, why=["t1", "t4"])
+    got = {w.id: w for w in tr.why}
+    assert got["t1"].found and "brought in by window" in got["t1"].reason
+    assert any(d.startswith("window: +") for d in got["t1"].details)
+    assert not got["t4"].found and got["t4"].stage == "fuse"  # two turns away: not reached
