@@ -123,6 +123,7 @@ def test_date_named_in_the_query_weighs_that_month(vault):
 def test_speaker_stage_without_names_or_dates(vault):
     tr = Engine(vault, None, cfg(speaker__enabled=True)).recall("greyhound", now=PINNED_NOW)
     assert tr.stage("speaker").candidates == () and "no speaker" in tr.stage("speaker").reason
+    assert dict(tr.stage("speaker").info)["asks when"] == "no"
 
 
 # --- hop2 --------------------------------------------------------------------------------
@@ -168,3 +169,21 @@ def test_why_names_the_turn_stages(vault):
     assert got["t1"].found and "brought in by window" in got["t1"].reason
     assert any(d.startswith("window: +") for d in got["t1"].details)
     assert not got["t4"].found and got["t4"].stage == "fuse"  # two turns away: not reached
+
+
+def test_when_questions_weigh_turns_that_state_a_time(tmp_path):
+    from recall_tui.engine.stages.speaker import asks_when, states_time
+
+    assert asks_when("When did Lena move?") and asks_when("what year did they marry")
+    assert not asks_when("Where did Lena go when it rained?")
+    assert states_time("we went last week") and states_time("on the 24th of September")
+    assert states_time("back in 2019") and not states_time("we went to the 24 hour shop")
+    v = write_vault(tmp_path / "v", dict([
+        turn("a", "s", "2025-01-01T10:00:00Z", "Lena: the move was stressful"),
+        turn("b", "s", "2025-01-01T10:01:00Z", "Lena: the move is done, since last Tuesday"),
+    ]))
+    c = cfg(speaker__enabled=True, speaker__weight=0.0, speaker__when_weight=1.0)
+    tr = Engine(v, None, c).recall("when did the move happen", now=PINNED_NOW)
+    got = {x.id: x.score for x in tr.stage("speaker").candidates}
+    assert set(got) == {"b"} and got["b"] == pytest.approx(2 * fused(tr, "b"))
+    assert "states a time x2" in " ".join(tr.hit("b").explain.notes)

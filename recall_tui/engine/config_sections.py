@@ -247,6 +247,8 @@ class SpeakerConfig:
     """Score x (1 + weight) when the query names the turn's speaker."""
     date_weight: float = 0.25
     """Score x (1 + date_weight) when the query names the month or year it was created in."""
+    when_weight: float = 0.25
+    """Score x (1 + when_weight) when the query asks when and the memory's text states a time."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +279,9 @@ class Hop2Config:
     """Added score = factor x the best seed's score x the BM25 share of the hop's best."""
     limit: int = 20
     """Memories the hop adds to or raises."""
+    below_seeds: bool = True
+    """A memory the hop raises stays under the weakest seed (a second hop is weaker evidence
+    than the first): its score is capped just below that seed's."""
 
 
 @dataclass(frozen=True)

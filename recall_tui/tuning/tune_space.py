@@ -59,6 +59,7 @@ SPACE: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("consolidation.enabled", _ONOFF),
     ("floor.enabled", _ONOFF),
     ("speaker.enabled", _ONOFF),
+    ("speaker.when_weight", (0.0, 0.25, 0.5)),
     ("window.enabled", _ONOFF),
     ("window.weight", (0.25, 0.5, 1.0)),
     ("window.size", (1, 2)),

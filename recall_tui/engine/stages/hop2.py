@@ -9,8 +9,10 @@ memory's body by BM25 on those terms, and adds
 
     factor x (the best seed's score) x (BM25 / the best BM25 of this hop)
 
-to the `limit` best (the seeds excluded). The seeds, the terms and each addition are in the
-trace, as the 1-hop expansion's parents are."""
+to the `limit` best (the seeds excluded). With `below_seeds` a raised memory is capped just
+under the weakest seed, so the hop reorders what lies below the seeds and never displaces
+them. The seeds, the terms and each addition are in the trace, as the 1-hop expansion's
+parents are."""
 
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ def run(engine, st: RecallState) -> Out:
     if best <= 0:
         return Out(info=info, reason="no other memory holds a seed term")
     top_seed = st.score[seeds[0]]
+    cap = min(st.score[s] for s in seeds) * (1 - 1e-9) if cfg.below_seeds else None
     docs = np.argsort(-scores, kind="stable")[:cfg.limit]
     out = Out(info=info)
     added = 0
@@ -69,10 +72,20 @@ def run(engine, st: RecallState) -> Out:
             break
         mid = kidx.ids[d]
         add = cfg.factor * top_seed * float(scores[d]) / best
-        added += mid not in st.score
-        st.score[mid] = st.score.get(mid, 0.0) + add
+        old = st.score.get(mid)
+        added += old is None
+        new = (old or 0.0) + add
+        capped = cap is not None and new > cap and (old is None or old < cap)
+        if capped:
+            new = cap
+        kept = cap is not None and old is not None and old >= cap
+        if kept:
+            new = old  # an ineligible memory above the seeds: the filter will drop it anyway
+        st.score[mid] = new
         note(st, mid, f"hop2: +{add:.4g} = {cfg.factor:g} x {top_seed:.4g} (seed {seeds[0]}) "
-                      f"x {float(scores[d]):.4g}/{best:.4g} (BM25 on the seeds' terms)")
+                      f"x {float(scores[d]):.4g}/{best:.4g} (BM25 on the seeds' terms)"
+                      + (f", capped under the weakest seed at {cap:.4g}" if capped else "")
+                      + (" (not applied: above the weakest seed already)" if kept else ""))
         out.candidates.append(Candidate(mid, st.score[mid], rank, f"+{add:.4g} via "
                                         f"{' '.join(terms)}"))
     st.extra.setdefault("hop2", {}).update({c.id: c.note for c in out.candidates})

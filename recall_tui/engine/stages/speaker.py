@@ -3,10 +3,15 @@
 "What did Lena say about ..." names a speaker; "in March" or "in 2024" names a time. For every
 scored candidate this stage multiplies the score by `1 + weight` when the query names the
 turn's speaker (the `Name:` that opens the body, else a `speaker-x` tag), and by
-`1 + date_weight` when the query names the month or the year the memory was created in.
-Memories with no speaker are only looked at for the date. Each factor is in the trace."""
+`1 + date_weight` when the query names the month or the year the memory was created in, and
+by `1 + when_weight` when the query asks when (`when ...`, `what date/day/month/year`, `how
+long ago`) and the memory's text states a time (a month or weekday, `yesterday`, `last week`,
+`next month`, `ago`, a day like `24th`, a year). Memories with no speaker are only looked at
+for the dates. Each factor is in the trace."""
 
 from __future__ import annotations
+
+import re
 
 from recall_tui.engine.stages.turn_layout import layout, note, resort
 from recall_tui.engine.state import Out, RecallState
@@ -29,6 +34,28 @@ def query_dates(words: tuple[str, ...] | list[str]) -> tuple[set[int], set[int]]
     return months, years
 
 
+_WHEN_Q = re.compile(r"^\s*when\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|"
+                     r"\bwhich (?:date|day|month|year)\b", re.I)
+_TIME = re.compile(
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|tonight|"
+    r"weekend|ago|(?:last|next|this|in (?:a|two|three|four|\d+)) (?:week|month|year|summer|"
+    r"winter|spring|autumn|weeks|months|years|days)|\d{1,2}(?:st|nd|rd|th)|(?:19|20)\d\d|"
+    r"(?:mid|end of|start of|early|late) (?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december))\b", re.I)
+
+
+def asks_when(query: str) -> bool:
+    """The query asks for a time ("When did ...", "what year ...", "how long ago ...")."""
+    return bool(_WHEN_Q.search(query))
+
+
+def states_time(text: str) -> bool:
+    """The text states a time: a month or weekday name, a relative day or period, a
+    day-of-month ordinal or a year."""
+    return bool(_TIME.search(text))
+
+
 def run(engine, st: RecallState) -> Out:
     cfg = st.cfg.speaker
     if not cfg.enabled:
@@ -44,8 +71,10 @@ def run(engine, st: RecallState) -> Out:
             ("months", " ".join(str(m) for m in sorted(months)) or "(none)"),
             ("years", " ".join(str(y) for y in sorted(years)) or "(none)"),
             ("weight", f"{cfg.weight:g}"), ("date_weight", f"{cfg.date_weight:g}")]
-    if not named and not months and not years:
-        return Out(info=info, reason="the query names no speaker and no date")
+    when = bool(cfg.when_weight) and asks_when(st.query.text)
+    info.append(("asks when", "yes" if when else "no"))
+    if not named and not months and not years and not when:
+        return Out(info=info, reason="the query names no speaker and no date, and asks no when")
     out = Out(info=info)
     mems = engine.vault.memories
     rank = 0
@@ -60,6 +89,9 @@ def run(engine, st: RecallState) -> Out:
                                 or (not months and years and c.year in years)):
             factor *= 1 + cfg.date_weight
             why.append(f"created {c:%Y-%m} x{1 + cfg.date_weight:g}")
+        if when and states_time(mems[mid].body_without_related):
+            factor *= 1 + cfg.when_weight
+            why.append(f"states a time x{1 + cfg.when_weight:g}")
         if factor != 1.0:
             st.score[mid] *= factor
             text = "speaker: " + ", ".join(why)

@@ -1,8 +1,9 @@
 """The shape of a raw-turn vault, read once per vault: which memories are turns of one
 session, in what order, and who said each. Shared by the window, speaker and hop2 stages.
 
-A memory is a turn of a session when it has `session_id`; its place is its rank by
-`created` (then id) among that session's memories. Its speaker is the name before the
+A memory is a turn of a session when it has `session_id` and a speaker (an extracted memory
+that only records its session is not a turn); its place is its rank by `created` (then id)
+among that session's turns. Its speaker is the name before the
 first colon of the body (`Lena: ...`, at most three capitalised words), else the value of a
 `speaker-<name>` tag. Headless."""
 
@@ -41,16 +42,15 @@ def speaker_of(body: str, tags: tuple[str, ...] | list[str]) -> str | None:
 
 
 def build(vault: Vault) -> TurnLayout:
-    """The layout of `vault` (memories without `session_id` are not turns)."""
+    """The layout of `vault` (memories without `session_id` or a speaker are not turns)."""
     by_session: dict[str, list[tuple[float, str]]] = {}
     speaker: dict[str, str] = {}
     for mid, m in vault.memories.items():
-        if not m.session_id:
-            continue
-        by_session.setdefault(m.session_id, []).append((m.created.timestamp(), mid))
         who = speaker_of(m.body, m.tags)
         if who:
             speaker[mid] = who
+            if m.session_id:
+                by_session.setdefault(m.session_id, []).append((m.created.timestamp(), mid))
     sessions = {sid: tuple(mid for _t, mid in sorted(rows)) for sid, rows in by_session.items()}
     place = {mid: (sid, i) for sid, ids in sessions.items() for i, mid in enumerate(ids)}
     return TurnLayout(sessions, place, speaker)
