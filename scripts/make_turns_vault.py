@@ -481,14 +481,13 @@ _LINE = re.compile(r"^([A-Z]): (.+?)(?: #([a-z0-9-]+))?$")
 
 
 def build(out: Path) -> tuple[int, int]:
-    """Write the vault into `out` (replaced); returns (turns, questions)."""
-    if out.exists():
-        for child in out.iterdir():
-            if child.is_dir():
-                shutil.rmtree(child)
-            elif child.name != "README.md":
-                child.unlink()
+    """Write the vault into `out`; returns (turns, questions). Only what this script writes
+    is replaced (the conversation folders and questions.jsonl); nothing else in `out` is
+    touched."""
     out.mkdir(parents=True, exist_ok=True)
+    for folder, _people, _sessions in CONVERSATIONS:
+        if (out / folder).is_dir():
+            shutil.rmtree(out / folder)
     labels: dict[str, str] = {}
     turns = 0
     for folder, people, sessions in CONVERSATIONS:
