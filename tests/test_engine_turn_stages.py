@@ -187,3 +187,24 @@ def test_when_questions_weigh_turns_that_state_a_time(tmp_path):
     got = {x.id: x.score for x in tr.stage("speaker").candidates}
     assert set(got) == {"b"} and got["b"] == pytest.approx(2 * fused(tr, "b"))
     assert "states a time x2" in " ".join(tr.hit("b").explain.notes)
+
+
+def test_hop2_stays_below_the_weakest_seed(tmp_path):
+    v = write_vault(tmp_path / "v", dict([
+        turn("a", "s", "2025-01-01T10:00:00Z", "Lena: apple pie with cinnamon"),
+        turn("b", "s", "2025-01-01T10:01:00Z", "Lena: apple tart with cinnamon"),
+        turn("c", "s", "2025-01-01T10:02:00Z", "Tomas: apple crumble, cinnamon"),
+        turn("d", "s", "2025-01-01T10:03:00Z", "Tomas: cinnamon rolls"),
+    ]))
+    c = cfg(hop2__enabled=True, hop2__from_top=2, hop2__factor=1.0)
+    tr = Engine(v, None, c).recall("apple pie", now=PINNED_NOW, k=10)
+    seeds = dict(tr.stage("hop2").info)["seeds"].split()
+    assert len(seeds) == 2 and dict(tr.stage("hop2").info)["terms"] == "cinnamon"
+    scores = {x.id: x.score for x in tr.stage("hop2").candidates}
+    weakest = min({x.id: x.score for x in tr.stage("fuse").candidates}[s] for s in seeds)
+    assert scores and all(s < weakest for s in scores.values())
+    assert [h.id for h in tr.hits][:2] == [h for h in seeds]
+    assert any("capped under the weakest seed" in n for h in tr.hits for n in h.explain.notes)
+    free = Engine(v, None, c.with_value("hop2.below_seeds", False)).recall("apple pie",
+                                                                          now=PINNED_NOW, k=10)
+    assert max(x.score for x in free.stage("hop2").candidates) > weakest
