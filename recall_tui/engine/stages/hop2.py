@@ -45,11 +45,14 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="no eligible candidates to seed from")
     kidx = engine.keyword_index(st.cfg)
     body = kidx.fields["body"]
-    df = {t: hi - lo for t, (lo, hi) in body.span.items()}
     speakers = {fold(s) for s in layout(engine).speaker.values()}
     exclude = set(st.query.terms) | set(analyze(" ".join(speakers), stem=st.cfg.parse.stem,
                                                 stop_words=st.cfg.parse.stop_words))
     mems = engine.vault.memories
+    seen = {t for s in seeds for t in analyze(mems[s].body_without_related,
+                                              stem=st.cfg.parse.stem,
+                                              stop_words=st.cfg.parse.stop_words)}
+    df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
     terms = seed_terms([mems[s].body_without_related for s in seeds], exclude, body.idf, df,
                        cfg.terms, stem=st.cfg.parse.stem, stop_words=st.cfg.parse.stop_words)
     info = [("seeds", " ".join(seeds)), ("terms", " ".join(terms) or "(none)"),
