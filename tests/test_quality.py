@@ -55,31 +55,28 @@ def test_default_beats_every_seed_preset_on_recall_at_5_and_mrr(vault_copy):
         assert means["default"]["mrr"] > means[name]["mrr"], (name, means)
 
 
+def _copied_report(factory, src: Path, queries: str, at_least: int) -> dict:
+    """`eval` at k=10 on a fresh copy of a judged vault (its index built by `eval`)."""
+    dst = factory.mktemp(src.name) / "vault"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".recall"))
+    report = _eval(dst, dst / queries, 10)
+    assert len(report["presets"]["default"]["queries"]) >= at_least
+    return report
+
+
 @pytest.fixture(scope="module")
 def chat_report(tmp_path_factory) -> dict:
-    dst = tmp_path_factory.mktemp("chat") / "vault"
-    shutil.copytree(CHAT_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
-    report = _eval(dst, dst / "questions.jsonl", 10)
-    assert len(report["presets"]["default"]["queries"]) >= 120
-    return report
+    return _copied_report(tmp_path_factory, CHAT_VAULT, "questions.jsonl", 120)
 
 
 @pytest.fixture(scope="module")
 def sample_report(tmp_path_factory) -> dict:
-    dst = tmp_path_factory.mktemp("sample") / "vault"
-    shutil.copytree(SAMPLE_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
-    report = _eval(dst, dst / "golden.jsonl", 10)
-    assert len(report["presets"]["default"]["queries"]) >= 80
-    return report
+    return _copied_report(tmp_path_factory, SAMPLE_VAULT, "golden.jsonl", 80)
 
 
 @pytest.fixture(scope="module")
 def turns_report(tmp_path_factory) -> dict:
-    dst = tmp_path_factory.mktemp("turns") / "vault"
-    shutil.copytree(TURNS_VAULT, dst, ignore=shutil.ignore_patterns(".recall"))
-    report = _eval(dst, dst / "questions.jsonl", 10)
-    assert len(report["presets"]["default"]["queries"]) >= 80
-    return report
+    return _copied_report(tmp_path_factory, TURNS_VAULT, "questions.jsonl", 80)
 
 
 @pytest.mark.parametrize("seed", PRESETS[1:])
