@@ -81,10 +81,12 @@ def test_window_brings_in_the_answer_turn(vault):
     assert dict(tr.stage("window").info)["added"] == "2"
 
 
-def test_window_leaves_memories_without_sessions_alone(tmp_path):
-    v = write_vault(tmp_path / "v", {"a.md": ({"id": "a"}, "lisbon\n"), "b.md": ({"id": "b"}, "porto\n")})
+def test_window_leaves_memories_that_are_not_turns_alone(tmp_path):
+    # a session_id without a speaker is an extracted memory of a session, not a turn
+    v = write_vault(tmp_path / "v", {"a.md": ({"id": "a", "session_id": "s"}, "lisbon trip\n"),
+                                     "b.md": ({"id": "b", "session_id": "s"}, "porto\n")})
     tr = Engine(v, None, cfg(window__enabled=True)).recall("lisbon", now=PINNED_NOW)
-    assert tr.stage("window").skipped and "session_id" in tr.stage("window").reason
+    assert tr.stage("window").skipped and "no turns" in tr.stage("window").reason
 
 
 # --- speaker -----------------------------------------------------------------------------

@@ -7,8 +7,9 @@ turn of the same session, this stage adds
     weight x decay^(distance - 1) x (the neighbour's score before this stage)
 
 taking the best such neighbour, so a turn next to a strong hit rises and an unscored turn
-next to one comes in. Memories without `session_id` are left alone (a vault of extracted
-memories is unchanged). The neighbour, its distance and the added amount are in the trace."""
+next to one comes in. Only turns take part (a `session_id` and a speaker; see turn_layout),
+so a vault of extracted memories is unchanged. The neighbour, its distance and the added
+amount are in the trace."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def run(engine, st: RecallState) -> Out:
         return Out(skipped=True, reason="no candidates")
     lay = layout(engine)
     if not lay.sessions:
-        return Out(skipped=True, reason="no memory has a session_id (no turns)")
+        return Out(skipped=True, reason="no turns (no memory has both a session_id and a speaker)")
     before = dict(st.score)
     added = spread(before, lay.sessions, lay.place, cfg.size, cfg.weight, cfg.decay)
     new = 0
