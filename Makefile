@@ -37,7 +37,7 @@ check: $(STAMP)
 index: $(STAMP)
 	$(BIN)/recall-tui index $(VAULT)
 
-# Every preset on both judged vaults, per category, with the clock pinned and the local
+# Every preset on the three judged vaults, per category, with the clock pinned and the local
 # embedder (docs/evaluation.md holds this output).
 EVAL_NOW ?= 2026-11-21T09:00:00Z
 EVAL_PRESETS := --preset default --preset bastra --preset abmind --preset memoryvault \
@@ -48,6 +48,8 @@ eval: $(STAMP)
 	$(BIN)/recall-tui eval --vault sample-vault --queries sample-vault/golden.jsonl \
 	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
 	$(BIN)/recall-tui eval --vault sample-vault-chat --queries sample-vault-chat/questions.jsonl \
+	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
+	$(BIN)/recall-tui eval --vault sample-vault-turns --queries sample-vault-turns/questions.jsonl \
 	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
 
 bench: $(STAMP)

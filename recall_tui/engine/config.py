@@ -38,6 +38,7 @@ from recall_tui.engine.config_sections import (  # noqa: F401  (re-exported)
     FuseConfig,
     FuzzyConfig,
     GraphConfig,
+    Hop2Config,
     HopsConfig,
     KeywordConfig,
     MMRConfig,
@@ -49,6 +50,7 @@ from recall_tui.engine.config_sections import (  # noqa: F401  (re-exported)
     ShortCircuitConfig,
     SignatureConfig,
     SpacingBoost,
+    SpeakerConfig,
     StalenessBoost,
     TierBoost,
     TopicConfig,
@@ -56,6 +58,7 @@ from recall_tui.engine.config_sections import (  # noqa: F401  (re-exported)
     TrustBoost,
     TurnsConfig,
     VectorConfig,
+    WindowConfig,
 )
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
@@ -95,6 +98,12 @@ class Config:
     """fuse."""
     short_circuit: ShortCircuitConfig = field(default_factory=ShortCircuitConfig)
     """short-circuit."""
+    speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
+    """speaker."""
+    window: WindowConfig = field(default_factory=WindowConfig)
+    """window."""
+    hop2: Hop2Config = field(default_factory=Hop2Config)
+    """hop2."""
     hops: HopsConfig = field(default_factory=HopsConfig)
     """hops."""
     filter: FilterConfig = field(default_factory=FilterConfig)

@@ -3,6 +3,9 @@
 Every field carries its documentation as the string literal right after it; `config.knobs`
 reads those, so a tuning pane needs no second list. `recall_tui.engine.config` re-exports every
 class here and assembles them into `Config`. Headless.
+
+Long module: one small dataclass per stage, in pipeline order, each field with its
+documentation; split, the sections would no longer read as the one list of knobs they are.
 """
 
 from __future__ import annotations
@@ -241,6 +244,53 @@ class HopsConfig:
     """Expand the top N fused hits; 0 means the candidate depth `fuse.depth`."""
     beyond_k: bool = False
     """Hop neighbours are added after truncation to k (bastra: k hits plus their hops)."""
+
+
+@dataclass(frozen=True)
+class SpeakerConfig:
+    """speaker: the turn's speaker and date as evidence (raw-turn vaults)."""
+
+    enabled: bool = False
+    """Weigh candidates by the speaker and the month or year the query names."""
+    weight: float = 0.25
+    """Score x (1 + weight) when the query names the turn's speaker."""
+    date_weight: float = 0.25
+    """Score x (1 + date_weight) when the query names the month or year it was created in."""
+    when_weight: float = 0.25
+    """Score x (1 + when_weight) when the query asks when and the memory's text states a time."""
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """window: context from the neighbouring turns of the same session."""
+
+    enabled: bool = False
+    """Spread each candidate's score to the turns around it (memories with session_id)."""
+    size: int = 1
+    """Turns on each side that receive a share."""
+    weight: float = 0.5
+    """Share of the neighbour's score a turn next to it receives."""
+    decay: float = 0.5
+    """The share is multiplied by this for every turn of distance beyond the first."""
+
+
+@dataclass(frozen=True)
+class Hop2Config:
+    """hop2: a second hop seeded by the first hits' rarest terms (multi-hop questions)."""
+
+    enabled: bool = False
+    """Add the memories that share the top candidates' rarest terms."""
+    from_top: int = 3
+    """Candidates whose bodies seed the hop."""
+    terms: int = 6
+    """Seed terms used (the rarest; query terms and speaker names left out)."""
+    factor: float = 0.3
+    """Added score = factor x the best seed's score x the BM25 share of the hop's best."""
+    limit: int = 20
+    """Memories the hop adds to or raises."""
+    below_seeds: bool = True
+    """A memory the hop raises stays under the weakest seed (a second hop is weaker evidence
+    than the first): its score is capped just below that seed's."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from recall_tui.engine.stages import (
     fuse,
     fuzzy,
     graph,
+    hop2,
     hops,
     keyword,
     mmr,
@@ -44,9 +45,11 @@ from recall_tui.engine.stages import (
     rerank,
     short_circuit,
     signature,
+    speaker,
     topic,
     turns,
     vector,
+    window,
 )
 from recall_tui.engine.stages import (
     filter as filter_stage,
@@ -305,6 +308,9 @@ class Engine:
         records["short-circuit"] = StageRecord(
             "short-circuit", (sc_start - t0) * 1000, 0.0 if sc_out.skipped else sc_ms,
             sc_out.skipped, sc_out.reason, (), (), tuple(sc_out.info))
+        timed("speaker", lambda: speaker.run(self, st))
+        timed("window", lambda: window.run(self, st))
+        timed("hop2", lambda: hop2.run(self, st))
         timed("hops", lambda: hops.run(self, st))
         timed("filter", lambda: filter_stage.run(self, st))
         timed("boosts", lambda: boosts.run(self, st))
@@ -334,6 +340,7 @@ class Engine:
             if hop is not None:
                 notes.append(f"1-hop from {hop.from_id}: {st.fused.get(hop.from_id, 0.0):.4g} x "
                              f"{hop.link_score:g} x {hop.factor:g}")
+            notes += st.turn_notes.get(mid, [])
             explain = Explanation(
                 channels=tuple(st.channel_scores.get(mid, ())),
                 fused=st.fused.get(mid, st.hop_scores.get(mid, 0.0)),

@@ -181,6 +181,13 @@ class RecallState:
     final: dict[str, float] = field(default_factory=dict)
     scaling_text: Callable[[str], str] | None = None
     """id -> floor's scaling of its score, written for the hits only (like `fusion_text`)."""
+    turn_notes: dict[str, list[str]] = field(default_factory=dict)
+    """id -> what the speaker, window and hop2 stages added to it, written out (why-not and the
+    explanation list them)."""
+    window_added: dict[str, tuple[float, str, int]] = field(default_factory=dict)
+    """id -> (score added, the turn it came from, turns away): the window stage's spreads."""
+    hop2_notes: dict[str, str] = field(default_factory=dict)
+    """id -> how the second hop reached it."""
     evidence: dict[str, Evidence] = field(default_factory=dict)
     """id -> the calibrated floor's evidence for it (`recall_tui.engine.calibration`); empty
     when the floor is not calibrated."""

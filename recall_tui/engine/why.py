@@ -6,7 +6,8 @@ channel limit), `fuse` (no channel matched it),
 `hops`, `rerank`, `mmr` (demoted from within k to beyond it), `floor` (under the floor, rank
 > k, or the calibrated floor abstained: "best evidence 0.21 < calibrated floor 0.40:
 abstained"; every memory the calibrated floor measured gets its evidence as a detail),
-`hits` (found)."""
+`hits` (found). What the speaker, window and hop2 stages added to a memory's score
+is listed in the details (and a hit they alone brought in says so)."""
 
 from __future__ import annotations
 
@@ -92,13 +93,16 @@ def answer(engine: StageContext, st: RecallState, ids: Sequence[str]) -> tuple[W
             continue
         fate = st.fates.get(mid)
         ranks = tuple((ch, r) for ch, (r, _) in (fate.channels.items() if fate else ()))
-        details = tuple(_channel_details(engine, st, mid))
+        turn_notes = st.turn_notes.get(mid, [])
+        details = tuple(_channel_details(engine, st, mid)) + tuple(turn_notes)
         ev = st.evidence.get(mid)  # the calibrated floor's measure of it
         if ev is not None:
             details += (f"floor: {ev.describe()}",)
         if mid in st.hits:
             rank = st.hits.index(mid) + 1
             how = "1-hop neighbour" if mid in st.hops else "direct hit"
+            if mid not in st.fused and mid not in st.hops and turn_notes:
+                how = "brought in by " + " and ".join(sorted({n.split(":")[0] for n in turn_notes}))
             out.append(WhyNot(mid, True, rank, "hits", f"found at rank {rank} ({how})",
                               ranks, details))
             continue
@@ -118,7 +122,7 @@ def answer(engine: StageContext, st: RecallState, ids: Sequence[str]) -> tuple[W
                 extra.append(f"came in as a 1-hop neighbour of {h.from_id}")
             out.append(WhyNot(mid, False, None, stage, reason, ranks, tuple(extra) + details))
             continue
-        in_fused = mid in st.fused or mid in st.hops
+        in_fused = mid in st.fused or mid in st.hops or bool(turn_notes)
         filt = st.eligible.get(mid)
         if not in_fused:
             if filt:

@@ -58,6 +58,13 @@ SPACE: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("boosts.recency.enabled", _ONOFF),
     ("consolidation.enabled", _ONOFF),
     ("floor.enabled", _ONOFF),
+    ("speaker.enabled", _ONOFF),
+    ("speaker.when_weight", (0.0, 0.25, 0.5)),
+    ("window.enabled", _ONOFF),
+    ("window.weight", (0.25, 0.5, 1.0)),
+    ("window.size", (1, 2)),
+    ("hop2.enabled", _ONOFF),
+    ("hop2.factor", (0.15, 0.3, 0.5)),
 )
 
 Change = tuple[str, Any]
