@@ -40,7 +40,7 @@ from recall_tui.tui.settings import Settings
 from recall_tui.tui.state import UIState
 from recall_tui.tui.tuning_actions import TuningActions
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
-from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
+from recall_tui.tui.widgets.query_bar import QueryBar, QueryField, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
@@ -302,9 +302,16 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         self.push_screen(HelpScreen(all_bindings(self.settings.keymap), self.settings.source))
 
     def action_focus_query(self) -> None:
+        """`/` from anywhere (and `escape` from any list): the query, its text kept (the
+        cursor at its end, nothing selected, so typing adds to it)."""
         main = self.main()
-        if main is not None:
-            main.query_one("#query").focus()
+        if main is None:
+            return
+        if self.screen is not main:  # a dialog: it owns its keys
+            return
+        field = main.query_one("#query", QueryField)
+        field.focus()
+        field.cursor_position = len(field.value)
 
     def action_toggle_verbosity(self) -> None:
         main = self.main()
@@ -312,12 +319,31 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
             verbosity = "full" if self.request.verbosity == "lean" else "lean"
             main.query_one(QueryBar).set_verbosity(verbosity)
 
+    def reload_presets(self) -> list[str]:
+        """Re-read the presets the vault can see (one saved with `S` or by `recall-tui preset`,
+        one deleted since) and offer them in the settings bar's select."""
+        from recall_tui.engine.config import list_presets
+
+        found = list_presets(self.vault_path) or ["default"]
+        self.presets[:] = found
+        for gone in set(self._engines) - set(found) - {self.request.preset}:
+            self._engines.pop(gone, None)
+        main = self.main()
+        if main is not None:
+            main.query_one(QueryBar).set_presets(found)
+        return found
+
     def action_next_preset(self) -> None:
+        self.reload_presets()
         self.set_preset(self.presets[(self.presets.index(self.request.preset) + 1)
                                      % len(self.presets)] if self.request.preset in self.presets
                         else self.presets[0])
 
     def set_preset(self, name: str) -> None:
+        if name not in self.presets and name not in self.reload_presets():
+            self.notify(f"preset {name!r} is gone (its file was removed)", severity="warning",
+                        markup=False)
+            return
         main = self.main()
         if main is not None:
             main.query_one(QueryBar).set_preset(name)

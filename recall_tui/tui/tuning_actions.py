@@ -103,10 +103,8 @@ class TuningActions:
         except (ValueError, FileExistsError, OSError) as exc:
             self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        presets: list[str] = self.presets  # type: ignore[attr-defined]
-        if choice.name not in presets:
-            presets.append(choice.name)
         self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
+        self.reload_presets()  # type: ignore[attr-defined]  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
         self.make_active(choice.name)

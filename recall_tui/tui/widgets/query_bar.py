@@ -102,14 +102,17 @@ class QueryBar(Widget):
                  id: str | None = None) -> None:
         super().__init__(id=id)
         self.request = request
-        self.presets = presets if request.preset in presets else [request.preset, *presets]
+        self.presets = list(presets) if request.preset in presets else [request.preset, *presets]
+        """The names the select lists (a copy: `set_presets` compares the app's new list
+        with it)."""
 
     def compose(self) -> ComposeResult:
         r = self.request
         with Horizontal(id="query-row"):
             yield Label("❯ ", id="query-prompt")
             yield QueryField(value=r.query, placeholder="type a query — every keystroke "
-                             "re-runs the pipeline", id="query", compact=True)
+                             "re-runs the pipeline", id="query", compact=True,
+                             select_on_focus=False)
         with Horizontal(id="settings-row"):
             with Horizontal(id="settings-main"):
                 yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
@@ -219,8 +222,40 @@ class QueryBar(Widget):
             field.placeholder = str(k)
         self.query_one("#k-source", Label).update(Text(f"({source})", style="dim"))
 
+    def set_presets(self, presets: list[str]) -> None:
+        """Offer these presets in the select (a preset saved or deleted since the app opened);
+        the current one stays listed even when its file went away."""
+        current = self.request.preset
+        names = presets if current in presets else [current, *presets]
+        if names == self.presets:
+            return
+        self.presets = list(names)
+        select = self.query_one("#preset", Select)
+        with select.prevent(Select.Changed):
+            select.set_options([(p, p) for p in self.presets])
+            select.value = current
+
+    def show_request(self, request: RecallRequest) -> None:
+        """Show `request` in the settings without asking for a recall (replay: the recorded
+        trace's preset, k, now and as-of)."""
+        self.request = request
+        self.set_presets(self.presets)
+        select = self.query_one("#preset", Select)
+        with select.prevent(Select.Changed):
+            select.value = request.preset
+        fields = (("#k", "" if request.k is None else str(request.k)),
+                  ("#now", _iso(request.now)), ("#as-of", _iso(request.as_of)))
+        for selector, text in fields:
+            field = self.query_one(selector, Input)
+            if field.value != text:
+                with field.prevent(Input.Changed):
+                    field.value = text
+
     def set_preset(self, name: str) -> None:
-        """Switch the preset select (from a key or the palette)."""
+        """Switch the preset select (from a key or the palette). A name the select does not
+        list yet (saved since the app opened) is added first."""
+        if name not in self.presets:
+            self.set_presets([*self.presets, name])
         self.query_one("#preset", Select).value = name
 
     def set_verbosity(self, verbosity: str) -> None:
