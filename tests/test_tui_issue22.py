@@ -6,10 +6,12 @@ before its fix.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Select
+from textual.widgets import Input, Select
 
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.replay import make_replay_app
+from recall_tui.tui.screens.dialogs import ConfirmScreen
 from recall_tui.tui.screens.edit import SavePresetScreen
 from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.results import ResultsTable
@@ -136,3 +138,128 @@ async def test_after_another_preset_every_box_shows_the_new_trace(engine):
         shown = screen_text(app)
         await pilot.pause()
         assert shown == rendered_again(app)
+
+
+# --- timings count runs, not cache hits -----------------------------------------------------------
+
+
+async def test_a_cache_hit_adds_no_stage_times(engine):
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.trace.config["cache"]["enabled"], "the premise: the default preset caches"
+        field = app.main().query_one("#query", Input)
+        field.value = "billing"
+        await settle(pilot, app)
+        assert not app.trace.cache_hit
+        runs = {name: len(ms) for name, ms in app.timings.items()}
+        field.value = QUERY
+        await settle(pilot, app)
+        assert app.trace.cache_hit, "the same query again is a cache hit"
+        # the hit ran the parse and the cache lookup; every later stage is the cached run's
+        # record, whose time was counted when it ran
+        assert len(app.timings["cache"]) == runs["cache"] + 1
+        for name in ("fuse", "keyword", "filter"):
+            assert len(app.timings[name]) == runs[name], name
+    first = engine.recall("vegetarian diet", now=PINNED_NOW)
+    again = engine.recall("vegetarian diet", now=PINNED_NOW)
+    assert again.cache_hit
+    replay = make_replay_app([first, again], "recording.jsonl")
+    assert len(replay.timings["fuse"]) == 1 and len(replay.timings["cache"]) == 2
+
+
+# --- the focus model ---------------------------------------------------------------------------
+
+#: (keys pressed from the query, the focused widget's id after them). Each row starts with the
+#: query focused on the Recall pane with its hits on screen.
+FOCUS = [
+    (["escape"], "results"),
+    (["escape", "w", "escape"], "query"),
+    (["escape", "x", "escape"], "query"),
+    (["escape", "2"], "memory-frontmatter"),
+    (["escape", "3"], "chain-table"),
+    (["escape", "4"], "entity-edges"),
+    (["escape", "5"], "mmr-table"),
+    (["escape", "6"], "timings-table"),
+    (["escape", "7"], "vault-tree"),
+    (["escape", "7", "escape"], "query"),
+    (["escape", "8"], "problems-table"),
+    (["escape", "9"], "knob-table"),
+    (["escape", "0"], "agent-table"),
+    (["escape", "0", "escape"], "query"),
+    (["escape", "t"], "knob-table"),
+    (["escape", "t", "escape"], "query"),
+    (["escape", "M"], "golden-table"),
+    (["escape", "D"], "side-b"),
+    (["escape", "2", "slash"], "query"),
+    (["escape", "t", "j", "slash"], "query"),
+    (["escape", "enter"], "memory-frontmatter"),
+    (["enter"], "memory-frontmatter"),
+    (["escape", "j", "enter"], "memory-frontmatter"),
+]
+
+
+async def test_the_focus_model(engine):
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        main = app.main()
+        field = main.query_one("#query", Input)
+        for n, (keys, want) in enumerate(FOCUS):
+            main.action_show_pane("recall")
+            await wait_until(pilot, lambda: main.active_pane() == "recall", "the Recall pane")
+            await pilot.pause()
+            app.action_focus_query()
+            await wait_until(pilot, lambda: field.has_focus,
+                             f"row {n} {keys}: the query focused (focused: "
+                             f"{getattr(app.focused, 'id', None)})", timeout=20)
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda w=want: app.focused is not None
+                             and app.focused.id == w,
+                             f"{' '.join(keys)} -> #{want} (focused: "
+                             f"{getattr(app.focused, 'id', None)})", timeout=20)
+            assert field.value == QUERY, keys  # no key landed in the query
+        # `/` reaches the query without selecting its text: what is typed adds to it
+        main.query_one("#results").focus()
+        await pilot.press("slash")
+        assert field.has_focus and field.selection.is_empty
+        await pilot.press("s")
+        assert field.value == QUERY + "s"
+        await settle(pilot, app)
+
+
+async def test_a_stray_tune_key_asks_first(engine):
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("T")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
+        pane = app.tuning_pane()
+        assert pane is not None and not pane.tune_busy and pane.tune_state != "running"
+
+
+async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy):
+    qfile = vault_copy / "other.jsonl"
+    qfile.write_text('{"query": "postgres upgrade", "relevant": {"billing-db-postgres16": 2},'
+                     ' "category": 3}\n', encoding="utf-8")
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None
+                         and app.tuning_pane().config is not None, "the golden tab")
+        pane = app.tuning_pane()
+        path = pane.query_one("#golden-file", Input)
+        path.focus()
+        path.value = str(qfile)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is not None
+                         and app.focused.id == "golden-table", "the golden list focused")
+        await wait_until(pilot, lambda: pane.golden_current is not None
+                         or pane.golden_error, "the file scored")
+        # an integer category is accepted (it is a label)
+        assert not pane.golden_error, pane.golden_error

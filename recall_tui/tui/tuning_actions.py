@@ -59,6 +59,8 @@ class TuningActions:
             from textual.widgets import TabbedContent
 
             pane.query_one("#tuning-tabs", TabbedContent).active = tab
+            # focus the tab's list (not the tab strip), once the tab is shown
+            pane.call_after_refresh(main.focus_main, "tuning")
 
         if pane.is_mounted and pane.query("#tuning-tabs"):
             switch()
@@ -66,12 +68,34 @@ class TuningActions:
             pane.call_after_refresh(switch)
 
     def action_tune(self) -> None:
-        """Show the tune tab and start a cross-validated knob search there (on the vault, the
-        golden tab's queries and the knobs on screen; one at a time)."""
+        """Show the tune tab and, once confirmed (a stray key must not start minutes of
+        work), start a cross-validated knob search there (on the vault, the golden tab's
+        queries and the knobs on screen; one at a time). The tab's start button and `enter`
+        in its fields start at once."""
+        from textual.widgets import Input
+
+        from recall_tui.tui.screens.dialogs import ConfirmScreen
+
         self.action_tuning("tune-tune")
         pane = self.tuning_pane()
-        if pane is not None:
-            pane.start_tune()
+        if pane is None:
+            return
+        if pane.tune_busy:
+            pane.start_tune()  # says a tune is running and how to cancel it
+            return
+        fields = {n: pane.query_one(f"#tune-{n}", Input).value
+                  for n in ("budget", "folds", "seed")} if pane.query("#tune-budget") else {}
+        detail = (f"budget {fields.get('budget') or '?'} configurations, "
+                  f"{fields.get('folds') or '?'} folds, seed {fields.get('seed') or '?'}, on "
+                  f"{pane.queries_file().name}; it runs in the background (esc in the pane "
+                  "cancels it)")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                pane.start_tune()
+
+        self.push_screen(ConfirmScreen("Start a tune (a cross-validated knob search)?",  # type: ignore[attr-defined]
+                                       detail), answered)
 
     def action_reset_knobs(self) -> None:
         pane = self.tuning_pane()

@@ -140,6 +140,7 @@ class GoldenTab(TuningBase):
         else to the vault); an empty field goes back to the vault's golden.jsonl."""
         event.stop()
         self.load_golden_file(event.value)
+        self.query_one("#golden-table").focus()  # the path is typed: keys go to the list
 
     def load_golden_file(self, text: str) -> None:
         """Score the golden set of the file at `text` (empty: the vault's golden.jsonl)."""
