@@ -6,13 +6,14 @@ before its fix.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Checkbox, Input, Select
 
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.replay import make_replay_app
 from recall_tui.tui.screens.dialogs import ConfirmScreen
 from recall_tui.tui.screens.edit import SavePresetScreen
+from recall_tui.tui.settings import Settings
 from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
@@ -48,14 +49,6 @@ async def open_knobs(pilot, app: RecallApp):
     return app.tuning_pane()
 
 
-async def save_as(pilot, app: RecallApp, name: str) -> None:
-    await pilot.press("S")
-    await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen), "the save dialog")
-    await pilot.press(*name, "enter")
-    await wait_until(pilot, lambda: not isinstance(app.screen, SavePresetScreen),
-                     "the dialog to close")
-
-
 # --- the crash ---------------------------------------------------------------------------------
 
 
@@ -65,9 +58,18 @@ async def test_a_saved_preset_can_be_chosen_with_o_and_the_palette(engine, vault
         await settle(pilot, app)
         pane = await open_knobs(pilot, app)
         assert pane.edit_knob("k", "7")
-        await save_as(pilot, app, "mine")
+        await pilot.press("S")
+        await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
+                         "the save dialog")
+        # saving is not deploying: the dialog says what the held-out test knows (no tune
+        # ran: nothing) and asks separately, unticked, whether the agent should use it
+        dialog = app.screen
+        assert "no held-out test" in str(dialog.query_one("#preset-verdict").render())
+        assert dialog.query_one("#preset-activate", Checkbox).value is False
+        await pilot.press(*"mine", "enter")
         saved = vault_copy / ".recall" / "presets" / "mine.toml"
         await wait_until(pilot, saved.exists, "the preset file")
+        assert not (vault_copy / ".recall" / "active.json").exists()
         assert "mine" in preset_options(app)
         # the palette's route
         app.set_preset("mine")
@@ -263,3 +265,39 @@ async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy
                          or pane.golden_error, "the file scored")
         # an integer category is accepted (it is a label)
         assert not pane.golden_error, pane.golden_error
+
+
+# --- the settings bar from the keyboard -----------------------------------------------------------
+
+
+async def test_the_settings_bar_from_the_keyboard_and_the_palette(engine):
+    app = new_app(engine, query=QUERY, settings=Settings(keymap={"app.toggle_inbox": "ctrl+t"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        main = app.main()
+        main.query_one("#results").focus()
+        await pilot.press("K")
+        assert app.focused.id == "k"
+        await pilot.press("3", "enter")
+        await settle(pilot, app)
+        assert app.trace.k == 3 and app.focused.id == "query"
+        # tab goes from setting to setting; escape goes back to the query
+        await pilot.press("escape", "N")
+        assert app.focused.id == "now"
+        await pilot.press("tab")
+        assert app.focused.id == "as-of"
+        await pilot.press("escape")
+        assert app.focused.id == "query"
+        # the checkboxes toggle from anywhere (remapped here: every binding has an id)
+        await pilot.press("escape", "ctrl+t")
+        await settle(pilot, app)
+        assert app.request.include_inbox and app.main().query_one("#inbox").value
+        await pilot.press("H")
+        await settle(pilot, app)
+        assert app.request.include_superseded
+        names = [c.name for c in app.palette_commands()]
+        for wanted in ("Settings: k (K)", "Settings: now (N)", "Settings: as-of (A)",
+                       "Settings: type filter (F)", "Settings: preset (,)",
+                       "Settings: include inbox on/off (ctrl+t)",
+                       "Settings: include superseded on/off (H)"):
+            assert wanted in names, wanted

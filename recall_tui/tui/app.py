@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import Checkbox, ContentSwitcher, Static
 
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.agent_actions import AgentActions
@@ -82,6 +82,18 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("E", "edit_recall_when", "Edit recall_when", show=False,
                 id="app.recall_when"),
         Binding("e", "open_editor", "Open in $EDITOR", show=False, id="app.editor"),
+        Binding("comma", "setting('preset')", "Settings: preset", show=False,
+                id="app.settings"),
+        Binding("K", "setting('k')", "Settings: k", show=False, id="app.setting_k"),
+        Binding("N", "setting('now')", "Settings: now", show=False, id="app.setting_now"),
+        Binding("A", "setting('as-of')", "Settings: as-of", show=False,
+                id="app.setting_as_of"),
+        Binding("F", "setting('type')", "Settings: type filter", show=False,
+                id="app.setting_type"),
+        Binding("I", "toggle_setting('inbox')", "Settings: include inbox on/off", show=False,
+                id="app.toggle_inbox"),
+        Binding("H", "toggle_setting('superseded')", "Settings: include superseded on/off",
+                show=False, id="app.toggle_superseded"),
     ]
 
     def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
@@ -312,6 +324,19 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         field = main.query_one("#query", QueryField)
         field.focus()
         field.cursor_position = len(field.value)
+
+    def action_setting(self, name: str) -> None:
+        """Focus one field of the settings bar (`preset`, `k`, `now`, `as-of`, `type`): type
+        the value; `enter` or `escape` goes back to the query, `tab` to the next setting."""
+        main = self.main()
+        if main is not None and self.screen is main:
+            main.query_one(f"#{name}").focus()
+
+    def action_toggle_setting(self, name: str) -> None:
+        """Flip the `inbox` or `superseded` checkbox (the recall re-runs)."""
+        main = self.main()
+        if main is not None:
+            main.query_one(f"#{name}", Checkbox).toggle()
 
     def action_toggle_verbosity(self) -> None:
         main = self.main()

@@ -23,6 +23,7 @@ from recall_tui.tui.screens.edit import (
     PresetChoice,
     RecallWhenScreen,
     SavePresetScreen,
+    heldout_verdict,
 )
 
 
@@ -112,7 +113,8 @@ class TuningActions:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        self.push_screen(SavePresetScreen(changed),  # type: ignore[attr-defined]
+        self.push_screen(SavePresetScreen(changed, heldout_verdict(pane.tune_result,
+                                                                   pane.config)),  # type: ignore[attr-defined]
                          lambda choice: self._save_preset(pane, choice))
 
     def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
@@ -131,7 +133,8 @@ class TuningActions:
         self.reload_presets()  # type: ignore[attr-defined]  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
-        self.make_active(choice.name)
+        if choice.activate:  # a separate decision: saving never deploys by itself
+            self.make_active(choice.name)
 
     def make_active(self, name: str) -> None:
         """Make preset `name` the vault's active one (`.recall/active.json`): what the hooks,

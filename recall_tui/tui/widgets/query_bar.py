@@ -89,7 +89,13 @@ class QueryBar(Widget):
                 id="query.hit_down"),
         Binding("up", "move_hit(-1)", "Previous hit (stay in the bar)", show=False,
                 id="query.hit_up"),
+        Binding("tab", "setting(1)", "Next setting", show=False, id="settings.next"),
+        Binding("shift+tab", "setting(-1)", "Previous setting", show=False,
+                id="settings.previous"),
     ]
+
+    #: The settings, in the order tab goes through them.
+    SETTINGS = ("preset", "k", "now", "as-of", "type", "inbox", "superseded")
 
     @dataclass
     class Changed(Message):
@@ -210,9 +216,41 @@ class QueryBar(Widget):
         if results.row_count:  # type: ignore[attr-defined]
             results.action_select_cursor()  # type: ignore[attr-defined]
 
+    def _setting_focused(self) -> str | None:
+        focused = self.screen.focused
+        while focused is not None and focused is not self:
+            if focused.id in self.SETTINGS:
+                return focused.id
+            focused = focused.parent  # type: ignore[assignment]
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """tab / shift+tab move between the settings only from a setting (in the query they
+        switch panes, as everywhere else); the hit keys only from the query."""
+        if action == "setting":
+            return self._setting_focused() is not None
+        if action == "move_hit":
+            return self.query_one("#query").has_focus
+        return True
+
+    def action_setting(self, step: int) -> None:
+        """Focus the next (previous) setting of the bar."""
+        current = self._setting_focused()
+        i = self.SETTINGS.index(current) if current else -1
+        self.query_one(f"#{self.SETTINGS[(i + step) % len(self.SETTINGS)]}").focus()
+
+    @on(Input.Submitted, "#k, #now, #as-of")
+    def _back_to_query(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#query").focus()
+
     def action_leave(self) -> None:
-        """Hand the keys back to the tables (so letters are bindings again)."""
-        self.screen.query_one("#results").focus()
+        """From the query: hand the keys back to the tables (so letters are bindings again);
+        from a setting: back to the query."""
+        if self._setting_focused() is not None:
+            self.query_one("#query").focus()
+        else:
+            self.screen.query_one("#results").focus()
 
     def show_k(self, k: int | None, source: str) -> None:
         """Show the k the last recall ran with and where it came from (`preset`, `config
