@@ -157,13 +157,13 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         (why,) = pane.compare.now.why
         assert (f"#{why.rank}" if why.found else f"out at {why.stage}") in figures
 
-        # J: judge the highlighted memory of B for the agent's prompt, into golden.jsonl
+        # J: judge the highlighted memory of B for the agent's prompt, into .recall/
         b.focus()
         await pilot.press("j")
         target = pane.selected_hit()
         assert target == expected.hits[1].id
-        golden = vault_copy / "golden.jsonl"
-        assert PROMPT not in [q.query for q in read_golden(golden)]
+        assert PROMPT not in [q.query for q in read_golden(vault_copy / "golden.jsonl")]
+        golden = vault_copy / ".recall" / "golden.jsonl"  # J writes only under .recall/
         await pilot.press("J")
         await wait_until(pilot, lambda: isinstance(app.screen, GradeScreen), "the judge dialog")
         await pilot.press("3")

@@ -301,3 +301,49 @@ async def test_the_settings_bar_from_the_keyboard_and_the_palette(engine):
                        "Settings: include inbox on/off (ctrl+t)",
                        "Settings: include superseded on/off (H)"):
             assert wanted in names, wanted
+
+
+# --- side by side at one depth ---------------------------------------------------------------------
+
+
+async def test_side_by_side_compares_at_one_depth(engine):
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        pane = await open_knobs(pilot, app)
+        assert engine.config.k == 5, "the premise: the default preset asks for 5"
+        assert pane.edit_knob("k", "10")
+        await pilot.press("D")
+        pane.query_one("#side-preset", Select).value = "default"
+        await wait_until(pilot, lambda: pane.runs is not None and not pane.busy
+                         and pane.runs.side_name == "default"
+                         and pane.runs.current.k == 10, "the two sides")
+        runs = pane.runs
+        assert runs.side.k == runs.current.k == runs.side_diff.k == 10
+        await wait_until(pilot, lambda: "both at k 10" in str(
+            pane.query_one("#side-figures").render()), "the depth on screen")
+
+
+# --- the bug report fits in an issue, and its first run says what it was ---------------------------
+
+
+def test_the_bug_report_fits_an_issue_and_labels_its_first_run(engine):
+    from recall_tui.diagnostics.report import (
+        ISSUE_BODY_LIMIT,
+        build_report,
+        render_markdown,
+        report_to_json,
+    )
+
+    report = build_report(engine, QUERY, 0, PINNED_NOW, k=40, verbosity="full",
+                          warm_process=True)
+    md = render_markdown(report)
+    assert len(report.trace.to_json(indent=2)) > ISSUE_BODY_LIMIT, "the premise: a big trace"
+    assert len(md) <= ISSUE_BODY_LIMIT
+    assert "The full trace is in the report's .json twin" in md
+    assert "first (warm process) run" in md and "| cold |" not in md
+    assert report.trace.to_dict() in __import__("json").loads(report_to_json(report))["traces"]
+    # a small report keeps the trace in its collapsed block, and a cold one says cold
+    small = build_report(engine, QUERY, 0, PINNED_NOW)
+    text = render_markdown(small)
+    assert "Full trace JSON" in text and "cold run" in text

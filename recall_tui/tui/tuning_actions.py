@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
+from recall_tui.tui.panes.tuning.golden import JUDGED
 from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import (
     REMOVE,
@@ -174,14 +175,34 @@ class TuningActions:
         return self.current_id  # type: ignore[attr-defined]
 
     def judge_file(self) -> Path:
-        """Where `J` writes: the queries file on screen in the golden tab (the one it scores
-        and the judged column reads), which is the vault's golden.jsonl unless another file
-        was loaded there. Asking does not build the tuning pane."""
+        """Where `J` writes: a queries file loaded in the golden tab (the one it scores and
+        the judged column reads), else `.recall/golden.jsonl`: the tool writes nothing in a
+        vault outside `.recall/`, so the vault's own golden.jsonl is read, never written
+        (its judgements are carried over by `_seed_judged`). Asking builds no pane."""
         main = self.main()  # type: ignore[attr-defined]
         found = main.query(TuningPane) if main is not None else None
-        if found:
-            return found.first().queries_file()
-        return Path(self.engine.vault.root) / "golden.jsonl"  # type: ignore[attr-defined]
+        if found and found.first().golden_source is not None:
+            return found.first().golden_source
+        return Path(self.engine.vault.root) / JUDGED  # type: ignore[attr-defined]
+
+    def _judged_source(self, path: Path) -> Path:
+        """The file whose judgements `path` continues: itself, or, for a `.recall/`
+        golden.jsonl not written yet, the vault's golden.jsonl."""
+        root = Path(self.engine.vault.root)  # type: ignore[attr-defined]
+        if path == root / JUDGED and not path.exists():
+            return root / "golden.jsonl"
+        return path
+
+    def _seed_judged(self, path: Path) -> None:
+        """Start `.recall/golden.jsonl` as a copy of the vault's golden.jsonl (atomic), so the
+        first judgement continues the set the golden tab showed."""
+        from recall_tui.vault.edit import atomic_write
+
+        source = self._judged_source(path)
+        if source == path or not source.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, source.read_bytes(), 0o644)
 
     def action_judge(self) -> None:
         """Grade the selected hit for the current query in the queries file on screen."""
@@ -193,8 +214,9 @@ class TuningActions:
             self.notify("judge a hit: type a query and highlight one of its hits")  # type: ignore[attr-defined]
             return
         path = self.judge_file()
+        source = self._judged_source(path)
         try:
-            expected = file_hash(path)
+            expected = file_hash(source)
         except OSError as exc:  # a loaded file that became a folder, unreadable
             self.notify(f"{path}: {exc.strerror or exc}", title="not judged", severity="error",  # type: ignore[attr-defined]
                         markup=False)
@@ -202,7 +224,7 @@ class TuningActions:
         grade = None
         if expected is not None:
             try:
-                for q in read_golden(path):
+                for q in read_golden(source):
                     if q.query == query:
                         grade = q.relevant.get(mid)
                         break
@@ -221,6 +243,7 @@ class TuningActions:
             return
         value = None if grade == REMOVE else int(grade)
         try:
+            self._seed_judged(path)
             mark_relevant(path, query, mid, value, expected_hash=expected)
         except EditConflict as exc:
             self.push_screen(ConflictScreen(exc))  # type: ignore[attr-defined]
