@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/recall-tui $(VAULT)
+run: $(STAMP)  # a private copy of the sample (recall-tui demo): the tracked one is never edited
+	$(BIN)/recall-tui demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -347,3 +347,32 @@ def test_the_bug_report_fits_an_issue_and_labels_its_first_run(engine):
     small = build_report(engine, QUERY, 0, PINNED_NOW)
     text = render_markdown(small)
     assert "Full trace JSON" in text and "cold run" in text
+
+
+# --- recall-tui demo ---------------------------------------------------------------------------------
+
+
+def test_demo_opens_a_private_copy_of_the_bundled_sample(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    from recall_tui.cli import main
+    from recall_tui.cli.demo import SAMPLE, demo_folder, pack_sample
+
+    root = Path(__file__).resolve().parent.parent
+    # the shipped archive is the tracked sample-vault/ (re-pack it after changing the sample)
+    assert SAMPLE.read_bytes() == pack_sample(root / "sample-vault")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert main(["demo", "--path-only"]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert folder == demo_folder() and folder.is_relative_to(tmp_path)
+    tracked = sorted(p.relative_to(root / "sample-vault") for p in (root / "sample-vault")
+                     .rglob("*") if p.is_file() and ".recall" not in p.parts)
+    copied = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+    assert copied == tracked
+    # the copy is the user's: an edit stays until --fresh
+    (folder / "golden.jsonl").write_text("", encoding="utf-8")
+    assert main(["demo", "--path-only"]) == 0
+    assert (folder / "golden.jsonl").read_text(encoding="utf-8") == ""
+    assert main(["demo", "--path-only", "--fresh"]) == 0
+    assert (folder / "golden.jsonl").read_bytes() == (root / "sample-vault" /
+                                                      "golden.jsonl").read_bytes()
