@@ -64,6 +64,7 @@ async def test_a_saved_preset_can_be_chosen_with_o_and_the_palette(engine, vault
         # saving is not deploying: the dialog says what the held-out test knows (no tune
         # ran: nothing) and asks separately, unticked, whether the agent should use it
         dialog = app.screen
+        await wait_until(pilot, lambda: dialog.query("#preset-activate"), "the dialog drawn")
         assert "no held-out test" in str(dialog.query_one("#preset-verdict").render())
         assert dialog.query_one("#preset-activate", Checkbox).value is False
         await pilot.press(*"mine", "enter")
@@ -376,3 +377,29 @@ def test_demo_opens_a_private_copy_of_the_bundled_sample(tmp_path, monkeypatch, 
     assert main(["demo", "--path-only", "--fresh"]) == 0
     assert (folder / "golden.jsonl").read_bytes() == (root / "sample-vault" /
                                                       "golden.jsonl").read_bytes()
+
+
+# --- knob values at 80x24 and 100x30 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_knob_values_show_on_small_terminals(engine, size):
+    from tests.test_tui_app import cell_text as cell
+
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await open_knobs(pilot, app)
+        table = app.tuning_pane().query_one("#knob-table")
+        await wait_until(pilot, lambda: table.row_count > 3 and table.size.width, "the knobs")
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).split("\n")
+        top = table.content_region.y + 1  # under the header
+        shown = 0
+        for row in range(min(table.row_count, table.content_region.height - 1)):
+            value = cell(table, row, "value")
+            line = lines[top + row]
+            assert value[:6] in line or value[:5] + "…" in line, (row, value, line)
+            shown += 1
+        assert shown >= 3

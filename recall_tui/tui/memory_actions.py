@@ -132,7 +132,7 @@ class MemoryActions:
             # focus goes with it (letters typed next are the Memory pane's keys, not a query)
             main.set_focus(None)
             main.action_show_pane("memory")
-            main.call_after_refresh(main.focus_main, "memory")
+            main.focus_main_later("memory", None)
 
 
 def _runner(target: Any, action: str) -> Callable[[], object]:

@@ -53,6 +53,7 @@ class TuningActions:
         if main is None:
             return
         main.action_show_pane("tuning")
+        before = main.focused  # None, or the query when the palette ran this from the bar
         pane = main.pane_widget("tuning")  # built here, on first use
         if not isinstance(pane, TuningPane):
             return
@@ -62,7 +63,7 @@ class TuningActions:
 
             pane.query_one("#tuning-tabs", TabbedContent).active = tab
             # focus the tab's list (not the tab strip), once the tab is shown
-            pane.call_after_refresh(main.focus_main, "tuning")
+            main.focus_main_later("tuning", before)
 
         if pane.is_mounted and pane.query("#tuning-tabs"):
             switch()

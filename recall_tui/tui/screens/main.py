@@ -211,6 +211,24 @@ class MainScreen(Screen):
         if pane is not None:
             self._focus_first(pane)
 
+    def _focus_unclaimed(self, before: Any = None) -> bool:
+        """Focus is where the key left it (`before`), nowhere, or on a tab strip: nothing
+        (a click, a key, a test) claimed it since, so the pane's main list may take it."""
+        from textual.widgets import Tabs
+
+        now = self.focused
+        return now is None or now is before or isinstance(now, Tabs)
+
+    def focus_main_later(self, name: str, before: Any = None) -> None:
+        """`focus_main(name)` once the pane is laid out, unless focus moved meanwhile from
+        `before` (where it was when the key was pressed)."""
+
+        def go() -> None:
+            if self._focus_unclaimed(before):
+                self.focus_main(name)
+
+        self.call_after_refresh(go)
+
     @staticmethod
     def _focus_first(pane: StatePane) -> None:
         for w in pane.query("*"):
@@ -261,8 +279,8 @@ class MainScreen(Screen):
         if event.pane is self._focus_when_built:
             self._focus_when_built = None
             name = (event.pane.id or "").removeprefix("pane-")
-            if self.active_pane() == name:
-                self.call_after_refresh(self.focus_main, name)
+            if self.active_pane() == name and self._focus_unclaimed():
+                self.focus_main(name)
 
     @on(VaultTree.Pin)
     def _pin(self, event: VaultTree.Pin) -> None:

@@ -40,7 +40,9 @@ class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
         with TabbedContent(id="tuning-tabs", initial="tune-knobs"):
             with TabPane("knobs", id="tune-knobs"), Horizontal():
                 with Vertical(id="knob-side"):
-                    yield VimTable(id="knob-table", flex=("value", "start"))
+                    # the value first: a narrow list cuts knob names and start values
+                    # with … before it hides the values
+                    yield VimTable(id="knob-table", flex=("value", "knob", "start"))
                     yield Input(id="knob-input", placeholder="select a knob, enter to edit")
                     yield Label("", id="knob-msg")
                 with Vertical(id="tuned-side"):
