@@ -397,9 +397,42 @@ async def test_knob_values_show_on_small_terminals(engine, size):
         lines = screen_text(app).split("\n")
         top = table.content_region.y + 1  # under the header
         shown = 0
-        for row in range(min(table.row_count, table.content_region.height - 1)):
+        for row in range(min(table.row_count, table.content_region.height - 2)):
             value = cell(table, row, "value")
             line = lines[top + row]
             assert value[:6] in line or value[:5] + "…" in line, (row, value, line)
             shown += 1
         assert shown >= 3
+
+
+# --- the Agent pane shows the exact text the agent got -----------------------------------------------
+
+
+async def test_the_agent_pane_shows_the_injected_text_and_c_works_after_o_and_0(engine):
+    from recall_tui.agent.log import AgentRecall, append_recall
+
+    root = engine.vault.root
+    trace = engine.recall(QUERY, now=PINNED_NOW)
+    text = "<memory id=\"x\">[bold]literal[/bold] text\nsecond line</memory>"
+    append_recall(root, AgentRecall(
+        id="issue22rec", time="2026-11-21T09:00:00.000Z", served_by="hook",
+        event="UserPromptSubmit", session_id="s22", prompt=QUERY, preset="default",
+        config_hash=trace.config_hash, injected_ids=[h.id for h in trace.hits[:2]],
+        injected_text=text, path="in-process", trace_dict=trace.to_dict()))
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("o")
+        await settle(pilot, app)
+        await pilot.press("0")
+        await wait_until(pilot, lambda: app.main().query("#agent-table")
+                         and app.main().query_one("#agent-table").row_count, "the recall")
+        await wait_until(pilot, lambda: "[bold]literal[/bold] text" in screen_text(app),
+                         "the injected text, literally")
+        assert "second line" in screen_text(app)
+        assert app.focused.id == "agent-table"
+        await pilot.press("c")
+        pane = app.main().query_one("#pane-agent")
+        await wait_until(pilot, lambda: pane.compare is not None and not pane.busy,
+                         "c: the side-by-side re-run")

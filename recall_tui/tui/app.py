@@ -59,7 +59,9 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("slash", "focus_query", "Query", id="app.focus_query"),
-        Binding("ctrl+p", "command_palette", "Palette", priority=True, id="app.palette"),
+        # show=False: the footer shows Textual's own `^p Palette` at its right end already
+        Binding("ctrl+p", "command_palette", "Palette", show=False, priority=True,
+                id="app.palette"),
         Binding("p", "pin", "Pin", id="app.pin"),
         Binding("P", "pin_by_id", "Pin id…", show=False, id="app.pin_by_id"),
         Binding("U", "unpin_all", "Unpin all", show=False, id="app.unpin_all"),
