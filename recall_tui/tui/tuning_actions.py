@@ -271,8 +271,19 @@ class TuningActions:
         if not mid or self.engine is None or self.engine.vault.get(mid) is None:  # type: ignore[attr-defined]
             self.notify("edit recall_when: highlight a hit first")  # type: ignore[attr-defined]
             return
+        from recall_tui.tuning.presets_io import changed_knobs
+
         pane = self.tuning_pane()
-        config = pane.config if pane is not None and pane.config is not None else None
+        preset = self.request.preset  # type: ignore[attr-defined]
+        config = pane.config if pane is not None and pane.config is not None \
+            and pane.base_name == preset else None
+        if config is not None and pane is not None and pane.base is not None:
+            n = len(changed_knobs(pane.base, config))
+            label = f"the Tuning pane's knobs (preset {preset}" + (
+                f" + {n} knob{'s' if n != 1 else ''})" if n else ")")
+        else:  # the Recall pane's preset, not the one the app opened with
+            config = self._engine_for(preset).config  # type: ignore[attr-defined]
+            label = f"preset {preset} (the Recall pane's)"
         golden, baseline = None, None
         if pane is not None:
             golden = list(pane.golden_queries) or None
@@ -282,7 +293,8 @@ class TuningActions:
         try:
             screen = RecallWhenScreen(self.engine, mid, self.request.query,  # type: ignore[attr-defined]
                                       config=config, now=self.request.now, k=GOLDEN_K,  # type: ignore[attr-defined]
-                                      golden=golden, golden_baseline=baseline)
+                                      golden=golden, golden_baseline=baseline,
+                                      config_label=label)
         except OSError as exc:
             self.notify(str(exc), severity="error", markup=False)  # type: ignore[attr-defined]
             return

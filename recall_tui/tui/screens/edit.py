@@ -199,8 +199,11 @@ class RecallWhenScreen(ModalScreen[Any]):
     ]
 
     def __init__(self, engine: Any, memory_id: str, query: str, *, config: Any, now: Any,
-                 k: int, golden: list[Any] | None, golden_baseline: Any) -> None:
+                 k: int, golden: list[Any] | None, golden_baseline: Any,
+                 config_label: str = "") -> None:
         super().__init__()
+        self.config_label = config_label
+        """Which configuration the preview measures (said above its figures)."""
         self.engine = engine
         self.memory_id = memory_id
         self.query_text = query
@@ -270,6 +273,8 @@ class RecallWhenScreen(ModalScreen[Any]):
         self.busy = False
         self.preview = p
         t = Text()
+        if self.config_label:
+            t.append(f"measured under {self.config_label}, at k {p.k}\n", style="dim")
         t.append(f"query {self.query_text!r} (top {p.k}): ", style="bold")
         t.append(f"rank before {_rank(p.before.rank)} → after {_rank(p.after.rank)}\n")
         if p.golden_before is not None and p.golden_after is not None:
