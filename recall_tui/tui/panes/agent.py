@@ -234,8 +234,13 @@ class AgentPane(StatePane):
             return
         box.border_title = (f"the exact text the agent got ({len(rec.injected_text):,} "
                             "characters)" if rec.injected_text else "what the agent got")
-        text = lit(rec.injected_text) if rec.injected_text else Text(
-            f"nothing injected: {rec.skipped or 'no hit'}", style="dim")
+        if rec.injected_text:
+            text = lit(rec.injected_text)
+        elif rec.injected_ids:  # an older record: the ids, without the text itself
+            text = Text(f"injected {len(rec.injected_ids)}: {', '.join(rec.injected_ids)} "
+                        "(this record did not keep the text itself)", style="dim")
+        else:
+            text = Text(f"nothing injected: {rec.skipped or 'no hit'}", style="dim")
         self.query_one("#agent-injected", Static).update(text)
 
     def selected_recall_id(self) -> str | None:
