@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/recall-tui $(VAULT)
+run: $(STAMP)  # a private copy of the sample (recall-tui demo): the tracked one is never edited
+	$(BIN)/recall-tui demo
 
 # The Claude Code CLI, for the tests that run the hooks under it (skipped without npm).
 CLAUDE := $(VENV)/claude/node_modules/.bin/claude

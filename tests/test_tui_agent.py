@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.widgets import Input, Static
+from textual.widgets import Checkbox, Input, Static
 
 from recall_tui.agent.active import read_active, write_active
 from recall_tui.agent.log import read_agent_log
@@ -157,13 +157,13 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         (why,) = pane.compare.now.why
         assert (f"#{why.rank}" if why.found else f"out at {why.stage}") in figures
 
-        # J: judge the highlighted memory of B for the agent's prompt, into golden.jsonl
+        # J: judge the highlighted memory of B for the agent's prompt, into .recall/
         b.focus()
         await pilot.press("j")
         target = pane.selected_hit()
         assert target == expected.hits[1].id
-        golden = vault_copy / "golden.jsonl"
-        assert PROMPT not in [q.query for q in read_golden(golden)]
+        assert PROMPT not in [q.query for q in read_golden(vault_copy / "golden.jsonl")]
+        golden = vault_copy / ".recall" / "golden.jsonl"  # J writes only under .recall/
         await pilot.press("J")
         await wait_until(pilot, lambda: isinstance(app.screen, GradeScreen), "the judge dialog")
         await pilot.press("3")
@@ -221,7 +221,10 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
                          "the save dialog")
-        await pilot.press(*"agent-tuned", "enter")
+        await pilot.press(*"agent-tuned")
+        # making it the agent's is its own choice in the dialog (issue 22), off by default
+        app.screen.query_one("#preset-activate", Checkbox).value = True
+        await pilot.press("enter")
         await wait_until(pilot, lambda: read_active(vault_copy).preset == "agent-tuned",
                          "the saved preset to become the active one")
         assert json.loads((vault_copy / ".recall" / "active.json").read_text())["set_by"] == "tui"

@@ -27,6 +27,7 @@ from recall_tui.tui.keymap import all_bindings
 from recall_tui.tui.panes.tuning import TuningPane, knob_text
 from recall_tui.tui.panes.tuning.tune import TUNE_BUDGET, TUNE_FOLDS, TUNE_SEED
 from recall_tui.tui.replay import LIVE_PANES, NOT_IN_REPLAY, UnavailablePane, make_replay_app
+from recall_tui.tui.screens.dialogs import ConfirmScreen
 from recall_tui.tui.screens.edit import GradeScreen, SavePresetScreen
 from recall_tui.tui.settings import Settings
 from recall_tui.tui.widgets.vim import VimTable
@@ -80,10 +81,19 @@ async def open_pane(pilot, app, key: str) -> TuningPane:
     await settle(pilot, app)
     app.main().query_one("#results").focus()
     await pilot.press(key)
+    if key == "T":
+        await confirm(pilot, app)
     await wait_until(pilot, lambda: app.main().query(TuningPane), "the tuning pane")
     pane = app.main().query_one(TuningPane)
     await wait_until(pilot, lambda: pane.config is not None, "the pane's state")
     return pane
+
+
+async def confirm(pilot, app) -> None:
+    """The tune key asks first (issue 22: a stray key started minutes of work): say yes."""
+    await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+    await pilot.press("y")
+    await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "it to close")
 
 
 def set_fields(pane: TuningPane, **values: str) -> None:
@@ -191,6 +201,7 @@ async def test_progress_cancel_and_a_responsive_ui(planted):
         set_fields(pane, budget=str(LONG))
         app.main().query_one("#results").focus()
         await pilot.press("T")
+        await confirm(pilot, app)
         await wait_until(pilot, lambda: pane.tune_busy, "the search to start")
         # the status line shows the recalls done out of the total, as the command's bar
         await wait_until(pilot, lambda: pane._tune_progress[0] > 0, "some progress")
@@ -232,6 +243,7 @@ async def test_a_remapped_key_and_bad_settings(planted):
         set_fields(pane, folds="1", budget=str(LONG))
         app.main().query_one("#results").focus()
         await pilot.press("ctrl+t")
+        await confirm(pilot, app)
         await wait_until(pilot, lambda: pane.tune_state == "failed", "the refusal")
         assert "folds must be at least 2" in str(pane.query_one("#tune-status", Static).render())
         await wait_for_text(pilot, app, "start (ctrl+t)")

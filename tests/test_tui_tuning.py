@@ -171,8 +171,9 @@ async def test_golden_pane_equals_run_golden(engine):
 
 async def test_judging_a_hit_writes_only_that_line(vault_copy):
     eng = open_engine(vault_copy, preset="default", embedder="local")
-    path = vault_copy / "golden.jsonl"
-    before = path.read_text("utf-8").split("\n")
+    own = vault_copy / "golden.jsonl"  # the vault's own file: read, never written (issue 22)
+    before = own.read_text("utf-8").split("\n")
+    path = vault_copy / ".recall" / "golden.jsonl"  # J writes only under .recall/
     query = "BILL-2310"
     app = new_app(eng)
     async with app.run_test(size=SIZE) as pilot:
@@ -188,6 +189,8 @@ async def test_judging_a_hit_writes_only_that_line(vault_copy):
         await pilot.press("2")
         await until(pilot, lambda: not isinstance(app.screen, GradeScreen))
         after = path.read_text("utf-8").split("\n")
+        assert own.read_text("utf-8").split("\n") == before
+        # the judged set continues the vault's: every other line is the vault file's
         changed = [i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x != y]
         assert len(changed) == 1
         obj = json.loads(after[changed[0]])

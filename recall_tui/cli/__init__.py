@@ -17,6 +17,7 @@ from recall_tui import __version__
 #: command name -> module under recall_tui.cli (in the order `--help` lists them)
 COMMANDS: dict[str, str] = {
     "tui": "tui_cmd",
+    "demo": "demo",
     "check": "check",
     "index": "index_cmd",
     "query": "query",
@@ -42,6 +43,7 @@ COMMANDS: dict[str, str] = {
 #: One-line help per command, kept here so `--help` imports no command module.
 HELP: dict[str, str] = {
     "tui": "open the live recall debugger on a vault (the default command)",
+    "demo": "open the debugger on a private copy of the bundled sample vault",
     "check": "read a vault, print a summary and every problem; exit 1 on problems",
     "index": "build or update the vault's index (.recall/index.sqlite)",
     "query": "run one recall and print its hits and trace",

@@ -97,6 +97,10 @@ class Report:
     """The cold run's trace (the hits are the same in every run of the same state)."""
     notes: tuple[str, ...] = ()
     """Caveats about the measurement (e.g. recall tracking changed the state between runs)."""
+    first_run: str = "cold"
+    """What the first run was: `cold` (a freshly opened engine, as `recall-tui report` runs
+    it) or `first (warm process)` (from the TUI: the embedder, its query cache and the index
+    were warm already; only the recall cache was cleared)."""
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -222,13 +226,16 @@ def _timings(cold: Trace, warm: Sequence[Trace]) -> tuple[StageTiming, ...]:
 def build_report(engine: Any, query: str, repeat: int = 20, now: datetime | None = None, *,
                  created: datetime | None = None, k: int | None = None,
                  as_of: datetime | None = None, why: Sequence[str] = (),
-                 filters: Any = None, verbosity: str | None = None) -> Report:
+                 filters: Any = None, verbosity: str | None = None,
+                 warm_process: bool = False) -> Report:
     """Run `query` once cold and `repeat` times warm on `engine` and gather the report.
 
     Cold is the first recall after the cache is cleared; from the CLI, where the engine was
     just opened, it also pays for building the engine's in-memory structures. Each warm run
     clears the recall cache first, so every stage runs (the index's query-embedding cache is
-    kept: its time shows in the vector stage's `embed_ms`).
+    kept: its time shows in the vector stage's `embed_ms`). `warm_process` says the engine
+    served recalls before (the TUI): the first run is then labelled for what it is, the
+    first recall after the recall cache was cleared, not a cold one.
     """
     repeat = max(0, int(repeat))
     # every run is asked exactly what the caller's screen asked: k, as-of, pins, filters
@@ -246,6 +253,10 @@ def build_report(engine: Any, query: str, repeat: int = 20, now: datetime | None
                      "recalls, which can change recall-count boosts between runs")
     if engine.index is None:
         notes.append("no index: the vector, fuzzy and signature channels ran without one")
+    if warm_process:
+        notes.append("made from a running session: the embedder, its query cache and the "
+                     "index were warm, so the first run is not a cold start (run "
+                     "`recall-tui report` for a cold one)")
     when = created or datetime.now(timezone.utc)
     emb = index_facts(engine)
     versions = library_versions() + sqlite_versions()
@@ -265,6 +276,7 @@ def build_report(engine: Any, query: str, repeat: int = 20, now: datetime | None
         problems=tuple(str(p) for p in engine.vault.problems),
         trace=cold,
         notes=tuple(notes),
+        first_run="first (warm process)" if warm_process else "cold",
     )
 
 
@@ -349,13 +361,34 @@ def _hit_lines(h: Hit) -> list[str]:
     return lines
 
 
-def render_markdown(report: Report) -> str:
-    """The report as GitHub-flavoured Markdown, ready to paste into an issue."""
+#: The most characters a GitHub issue body takes: `render_markdown` stays under it.
+ISSUE_BODY_LIMIT = 65_536
+
+
+def render_markdown(report: Report, limit: int = ISSUE_BODY_LIMIT) -> str:
+    """The report as GitHub-flavoured Markdown, ready to paste into an issue: within `limit`
+    characters. The full trace, then the configuration, are left to the JSON twin (written
+    next to it, `recall-tui replay` opens it) when the text would be longer; then the hits'
+    explanations are shortened and the problem list cut, each saying so."""
+    text = _markdown(report, trace=True, config=True)
+    if len(text) > limit:
+        text = _markdown(report, trace=False, config=True)
+    if len(text) > limit:
+        text = _markdown(report, trace=False, config=False)
+    if len(text) > limit:
+        text = _markdown(report, trace=False, config=False, short=True)
+    if len(text) > limit:
+        note = "\n\n(cut here to fit an issue: the rest is in the report's .json twin)\n"
+        text = text[:limit - len(note)] + note
+    return text
+
+
+def _markdown(report: Report, *, trace: bool, config: bool, short: bool = False) -> str:
     r = report
     t = r.trace
     L: list[str] = [f"# recall-tui report: {_code(r.query)}", ""]
     L.append(f"Made {r.created} · preset {_code(r.preset)} · config hash "
-             f"{_code(r.config_hash[:16])} · cold run + {r.repeat} warm runs")
+             f"{_code(r.config_hash[:16])} · {r.first_run} run + {r.repeat} warm runs")
     L.append("")
     L += ["## Query", "", _fence(r.query, "text"), ""]
     L += _table(["k", "now", "as of", "verbosity", "hits", "cache hit"],
@@ -397,16 +430,22 @@ def render_markdown(report: Report) -> str:
                   ix["vectors"]]])
     if ix.get("embed_error"):
         L += ["", f"Embedder problem: {ix['embed_error']}"]
+    first = "cold" if r.first_run == "cold" else "first"
     L += ["", "## Timings (ms)", "",
-          f"Cold = the first recall; warm = {r.repeat} repeats with the recall cache cleared "
+          f"{first.capitalize()} = the first recall"
+          + ("" if first == "cold" else " after the recall cache was cleared, in a warm "
+             "process (not a cold start)")
+          + f"; warm = {r.repeat} repeats with the recall cache cleared "
           "before each, so every stage runs.", ""]
     rows = [[(f"**{s.name}**" if s.name == "total" else s.name), _ms(s.cold_ms), _ms(s.p50_ms),
              _ms(s.p95_ms), f"{s.ran}/{r.repeat}", s.note] for s in r.timings]
-    L += _table(["stage", "cold", "warm p50", "warm p95", "ran", "note"], rows)
+    L += _table(["stage", first, "warm p50", "warm p95", "ran", "note"], rows)
     vec = t.stage("vector")
     if vec is not None and "embed_ms" in vec.info_dict():
-        L += ["", f"Query embedding in the cold run: {vec.info_dict()['embed_ms']} ms "
-                  "(part of the vector stage)."]
+        L += ["", f"Query embedding in the {first} run: {vec.info_dict()['embed_ms']} ms "
+                  "(part of the vector stage"
+              + ("; 0.0: its vector came from the index's query cache)."
+                 if vec.info_dict()["embed_ms"] == "0.0" else ").")]
     for n in r.notes:
         L += ["", f"> Note: {n}"]
     L += ["", f"## Top hits ({len(t.hits)})", ""]
@@ -415,19 +454,33 @@ def render_markdown(report: Report) -> str:
                     [[h.rank, h.id, f"{h.score:.4g}", ", ".join(h.channels) or "—", h.type,
                       h.staleness, h.hop or ""] for h in t.hits])
         L.append("")
-        for h in t.hits:
+        for h in t.hits[:3] if short else t.hits:
             L += _hit_lines(h)
+        if short and len(t.hits) > 3:
+            L += [f"(the explanations of hits 4 to {len(t.hits)} are in the report's .json "
+                  "twin: shortened to fit an issue)", ""]
     else:
         L += ["No hits.", ""]
+    problems = r.problems[:20] if short else r.problems
     L += [f"## Reader problems ({len(r.problems)})", ""]
-    L += [f"- {_cell(p)}" for p in r.problems] or ["None."]
-    L += ["", "## Configuration", "",
-          f"<details><summary>Full configuration (TOML), hash {r.config_hash}</summary>", "",
-          _fence(r.config_toml, "toml"), "", "</details>", "",
-          "## Trace", "",
-          "<details><summary>Full trace JSON (open with <code>recall-tui replay</code> after "
-          "saving it as a .json file)</summary>", "",
-          _fence(t.to_json(indent=2), "json"), "", "</details>", ""]
+    L += [f"- {_cell(p)}" for p in problems] or ["None."]
+    if len(problems) < len(r.problems):
+        L += [f"- … and {len(r.problems) - len(problems)} more (in the report's .json twin)"]
+    L += ["", "## Configuration", ""]
+    if config:
+        L += [f"<details><summary>Full configuration (TOML), hash {r.config_hash}</summary>",
+              "", _fence(r.config_toml, "toml"), "", "</details>", ""]
+    else:
+        L += [f"The full configuration (hash {_code(r.config_hash)}) is in the report's .json "
+              "twin (left out here to fit an issue).", ""]
+    L += ["## Trace", ""]
+    if trace:
+        L += ["<details><summary>Full trace JSON (open with <code>recall-tui replay</code> "
+              "after saving it as a .json file)</summary>", "",
+              _fence(t.to_json(indent=2), "json"), "", "</details>", ""]
+    else:
+        L += ["The full trace is in the report's .json twin (left out here to fit an issue); "
+              "`recall-tui replay` opens it.", ""]
     return "\n".join(L)
 
 
@@ -441,6 +494,7 @@ def report_to_json(report: Report) -> str:
         "query": r.query,
         "preset": r.preset,
         "repeat": r.repeat,
+        "first_run": r.first_run,
         "versions": dict(r.versions),
         "platform": dict(r.platform),
         "vault": r.vault,

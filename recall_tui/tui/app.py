@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import Checkbox, ContentSwitcher, Static
 
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.agent_actions import AgentActions
@@ -40,7 +40,7 @@ from recall_tui.tui.settings import Settings
 from recall_tui.tui.state import UIState
 from recall_tui.tui.tuning_actions import TuningActions
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
-from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
+from recall_tui.tui.widgets.query_bar import QueryBar, QueryField, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
@@ -59,7 +59,9 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("slash", "focus_query", "Query", id="app.focus_query"),
-        Binding("ctrl+p", "command_palette", "Palette", priority=True, id="app.palette"),
+        # show=False: the footer shows Textual's own `^p Palette` at its right end already
+        Binding("ctrl+p", "command_palette", "Palette", show=False, priority=True,
+                id="app.palette"),
         Binding("p", "pin", "Pin", id="app.pin"),
         Binding("P", "pin_by_id", "Pin id…", show=False, id="app.pin_by_id"),
         Binding("U", "unpin_all", "Unpin all", show=False, id="app.unpin_all"),
@@ -82,6 +84,18 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("E", "edit_recall_when", "Edit recall_when", show=False,
                 id="app.recall_when"),
         Binding("e", "open_editor", "Open in $EDITOR", show=False, id="app.editor"),
+        Binding("comma", "setting('preset')", "Settings: preset", show=False,
+                id="app.settings"),
+        Binding("K", "setting('k')", "Settings: k", show=False, id="app.setting_k"),
+        Binding("N", "setting('now')", "Settings: now", show=False, id="app.setting_now"),
+        Binding("A", "setting('as-of')", "Settings: as-of", show=False,
+                id="app.setting_as_of"),
+        Binding("F", "setting('type')", "Settings: type filter", show=False,
+                id="app.setting_type"),
+        Binding("I", "toggle_setting('inbox')", "Settings: include inbox on/off", show=False,
+                id="app.toggle_inbox"),
+        Binding("H", "toggle_setting('superseded')", "Settings: include superseded on/off",
+                show=False, id="app.toggle_superseded"),
     ]
 
     def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
@@ -302,9 +316,29 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         self.push_screen(HelpScreen(all_bindings(self.settings.keymap), self.settings.source))
 
     def action_focus_query(self) -> None:
+        """`/` from anywhere (and `escape` from any list): the query, its text kept (the
+        cursor at its end, nothing selected, so typing adds to it)."""
+        main = self.main()
+        if main is None:
+            return
+        if self.screen is not main:  # a dialog: it owns its keys
+            return
+        field = main.query_one("#query", QueryField)
+        field.focus()
+        field.cursor_position = len(field.value)
+
+    def action_setting(self, name: str) -> None:
+        """Focus one field of the settings bar (`preset`, `k`, `now`, `as-of`, `type`): type
+        the value; `enter` or `escape` goes back to the query, `tab` to the next setting."""
+        main = self.main()
+        if main is not None and self.screen is main:
+            main.query_one(f"#{name}").focus()
+
+    def action_toggle_setting(self, name: str) -> None:
+        """Flip the `inbox` or `superseded` checkbox (the recall re-runs)."""
         main = self.main()
         if main is not None:
-            main.query_one("#query").focus()
+            main.query_one(f"#{name}", Checkbox).toggle()
 
     def action_toggle_verbosity(self) -> None:
         main = self.main()
@@ -312,12 +346,31 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
             verbosity = "full" if self.request.verbosity == "lean" else "lean"
             main.query_one(QueryBar).set_verbosity(verbosity)
 
+    def reload_presets(self) -> list[str]:
+        """Re-read the presets the vault can see (one saved with `S` or by `recall-tui preset`,
+        one deleted since) and offer them in the settings bar's select."""
+        from recall_tui.engine.config import list_presets
+
+        found = list_presets(self.vault_path) or ["default"]
+        self.presets[:] = found
+        for gone in set(self._engines) - set(found) - {self.request.preset}:
+            self._engines.pop(gone, None)
+        main = self.main()
+        if main is not None:
+            main.query_one(QueryBar).set_presets(found)
+        return found
+
     def action_next_preset(self) -> None:
+        self.reload_presets()
         self.set_preset(self.presets[(self.presets.index(self.request.preset) + 1)
                                      % len(self.presets)] if self.request.preset in self.presets
                         else self.presets[0])
 
     def set_preset(self, name: str) -> None:
+        if name not in self.presets and name not in self.reload_presets():
+            self.notify(f"preset {name!r} is gone (its file was removed)", severity="warning",
+                        markup=False)
+            return
         main = self.main()
         if main is not None:
             main.query_one(QueryBar).set_preset(name)

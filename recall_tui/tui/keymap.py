@@ -50,6 +50,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("trace list", "recall_tui.tui.replay:TraceListScreen"),
     ("help", "recall_tui.tui.screens.dialogs:HelpScreen"),
     ("pin dialog", "recall_tui.tui.screens.dialogs:PinScreen"),
+    ("confirm dialog", "recall_tui.tui.screens.dialogs:ConfirmScreen"),
     ("judge dialog", "recall_tui.tui.screens.edit:GradeScreen"),
     ("recall_when editor", "recall_tui.tui.screens.edit:RecallWhenScreen"),
     ("save preset dialog", "recall_tui.tui.screens.edit:SavePresetScreen"),

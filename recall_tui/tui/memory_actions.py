@@ -129,7 +129,10 @@ class MemoryActions:
         self.set_current(memory_id)
         main = self.main()
         if main is not None:
+            # focus goes with it (letters typed next are the Memory pane's keys, not a query)
+            main.set_focus(None)
             main.action_show_pane("memory")
+            main.focus_main_later("memory", None)
 
 
 def _runner(target: Any, action: str) -> Callable[[], object]:

@@ -16,8 +16,19 @@ from typing import Any
 from textual import work
 from textual.worker import get_current_worker
 
+from recall_tui.engine.trace import Trace
 from recall_tui.tui.messages import RecallDone, RecallFailed, RecallFinished
 from recall_tui.tui.widgets.query_bar import ANY_TYPE, RecallRequest
+
+
+def add_timings(timings: dict[str, list[float]], trace: Trace) -> None:
+    """Add the stage times `trace` measured to the session's `timings`. A cache hit's later
+    stages are the cached run's records (`StageRecord.cached`): their ms were counted when
+    that run was, so they are not added again (they would count one run twice and skew p50
+    and p95); the stages the hit itself ran (parse, the cache lookup) are."""
+    for s in trace.stages:
+        if not s.skipped and not s.cached:
+            timings.setdefault(s.name, []).append(s.ms)
 
 
 class RecallRunner:
@@ -120,9 +131,7 @@ class RecallRunner:
             self.stale_dropped += 1
             return
         self.round_trip_ms = message.elapsed_ms
-        for s in message.trace.stages:
-            if not s.skipped:
-                self.timings.setdefault(s.name, []).append(s.ms)
+        add_timings(self.timings, message.trace)
         self.record(message.trace)  # first, so the status line drawn by _apply counts it
         self._apply(message.trace)
 

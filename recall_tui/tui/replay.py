@@ -30,6 +30,7 @@ from recall_tui.tui.app import RecallApp
 from recall_tui.tui.commands import PaletteCommand
 from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.panes.base import StatePane
+from recall_tui.tui.recalling import add_timings
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import Settings
@@ -199,9 +200,7 @@ class ReplayApp(RecallApp):
         self.title = f"recall-tui REPLAY {self.source or ''}".rstrip()
         self.timings = {}
         for t in self.traces:
-            for s in t.stages:
-                if not s.skipped:
-                    self.timings.setdefault(s.name, []).append(s.ms)
+            add_timings(self.timings, t)
         self.show_trace(0)
 
     def get_default_screen(self) -> ReplayScreen:
@@ -235,7 +234,7 @@ class ReplayApp(RecallApp):
         field = main.query_one("#query", Input)
         if field.value != trace.query:
             field.value = trace.query
-        main.query_one(QueryBar).request = self.request
+        main.query_one(QueryBar).show_request(self.request)
         self.refresh_views()
 
     def refresh_views(self) -> None:
@@ -307,6 +306,10 @@ class ReplayApp(RecallApp):
 
     def set_preset(self, name: str) -> None:
         self._read_only("the preset is the recorded one")
+
+    def reload_presets(self) -> list[str]:
+        """The presets are the recorded traces' (no vault's presets are read)."""
+        return self.presets
 
     # the Tuning and Agent panes are stand-ins here (LIVE_PANES): their keys say why
 

@@ -120,7 +120,7 @@ class SessionTools:
             r = app.request  # exactly what is on screen: k, as-of, filters, pins, verbosity
             report = build_report(engine, query, REPORT_REPEAT, r.now, k=r.k, as_of=r.as_of,
                                   why=list(app.pinned), filters=app._recall_filters(r),
-                                  verbosity=r.verbosity)
+                                  verbosity=r.verbosity, warm_process=True)
             md, js = write_report(report, Path(app.vault_path) / REPORTS_DIR)
             text = render_markdown(report)
         except Exception as exc:  # shown to the user, with the cause

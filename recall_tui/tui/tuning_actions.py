@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
+from recall_tui.tui.panes.tuning.golden import JUDGED
 from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import (
     REMOVE,
@@ -23,6 +24,7 @@ from recall_tui.tui.screens.edit import (
     PresetChoice,
     RecallWhenScreen,
     SavePresetScreen,
+    heldout_verdict,
 )
 
 
@@ -51,6 +53,7 @@ class TuningActions:
         if main is None:
             return
         main.action_show_pane("tuning")
+        before = main.focused  # None, or the query when the palette ran this from the bar
         pane = main.pane_widget("tuning")  # built here, on first use
         if not isinstance(pane, TuningPane):
             return
@@ -59,6 +62,8 @@ class TuningActions:
             from textual.widgets import TabbedContent
 
             pane.query_one("#tuning-tabs", TabbedContent).active = tab
+            # focus the tab's list (not the tab strip), once the tab is shown
+            main.focus_main_later("tuning", before)
 
         if pane.is_mounted and pane.query("#tuning-tabs"):
             switch()
@@ -66,12 +71,34 @@ class TuningActions:
             pane.call_after_refresh(switch)
 
     def action_tune(self) -> None:
-        """Show the tune tab and start a cross-validated knob search there (on the vault, the
-        golden tab's queries and the knobs on screen; one at a time)."""
+        """Show the tune tab and, once confirmed (a stray key must not start minutes of
+        work), start a cross-validated knob search there (on the vault, the golden tab's
+        queries and the knobs on screen; one at a time). The tab's start button and `enter`
+        in its fields start at once."""
+        from textual.widgets import Input
+
+        from recall_tui.tui.screens.dialogs import ConfirmScreen
+
         self.action_tuning("tune-tune")
         pane = self.tuning_pane()
-        if pane is not None:
-            pane.start_tune()
+        if pane is None:
+            return
+        if pane.tune_busy:
+            pane.start_tune()  # says a tune is running and how to cancel it
+            return
+        fields = {n: pane.query_one(f"#tune-{n}", Input).value
+                  for n in ("budget", "folds", "seed")} if pane.query("#tune-budget") else {}
+        detail = (f"budget {fields.get('budget') or '?'} configurations, "
+                  f"{fields.get('folds') or '?'} folds, seed {fields.get('seed') or '?'}, on "
+                  f"{pane.queries_file().name}; it runs in the background (esc in the pane "
+                  "cancels it)")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                pane.start_tune()
+
+        self.push_screen(ConfirmScreen("Start a tune (a cross-validated knob search)?",  # type: ignore[attr-defined]
+                                       detail), answered)
 
     def action_reset_knobs(self) -> None:
         pane = self.tuning_pane()
@@ -88,7 +115,8 @@ class TuningActions:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        self.push_screen(SavePresetScreen(changed),  # type: ignore[attr-defined]
+        self.push_screen(SavePresetScreen(changed, heldout_verdict(pane.tune_result,
+                                                                   pane.config)),  # type: ignore[attr-defined]
                          lambda choice: self._save_preset(pane, choice))
 
     def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
@@ -103,13 +131,12 @@ class TuningActions:
         except (ValueError, FileExistsError, OSError) as exc:
             self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        presets: list[str] = self.presets  # type: ignore[attr-defined]
-        if choice.name not in presets:
-            presets.append(choice.name)
         self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
+        self.reload_presets()  # type: ignore[attr-defined]  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
-        self.make_active(choice.name)
+        if choice.activate:  # a separate decision: saving never deploys by itself
+            self.make_active(choice.name)
 
     def make_active(self, name: str) -> None:
         """Make preset `name` the vault's active one (`.recall/active.json`): what the hooks,
@@ -149,14 +176,34 @@ class TuningActions:
         return self.current_id  # type: ignore[attr-defined]
 
     def judge_file(self) -> Path:
-        """Where `J` writes: the queries file on screen in the golden tab (the one it scores
-        and the judged column reads), which is the vault's golden.jsonl unless another file
-        was loaded there. Asking does not build the tuning pane."""
+        """Where `J` writes: a queries file loaded in the golden tab (the one it scores and
+        the judged column reads), else `.recall/golden.jsonl`: the tool writes nothing in a
+        vault outside `.recall/`, so the vault's own golden.jsonl is read, never written
+        (its judgements are carried over by `_seed_judged`). Asking builds no pane."""
         main = self.main()  # type: ignore[attr-defined]
         found = main.query(TuningPane) if main is not None else None
-        if found:
-            return found.first().queries_file()
-        return Path(self.engine.vault.root) / "golden.jsonl"  # type: ignore[attr-defined]
+        if found and found.first().golden_source is not None:
+            return found.first().golden_source
+        return Path(self.engine.vault.root) / JUDGED  # type: ignore[attr-defined]
+
+    def _judged_source(self, path: Path) -> Path:
+        """The file whose judgements `path` continues: itself, or, for a `.recall/`
+        golden.jsonl not written yet, the vault's golden.jsonl."""
+        root = Path(self.engine.vault.root)  # type: ignore[attr-defined]
+        if path == root / JUDGED and not path.exists():
+            return root / "golden.jsonl"
+        return path
+
+    def _seed_judged(self, path: Path) -> None:
+        """Start `.recall/golden.jsonl` as a copy of the vault's golden.jsonl (atomic), so the
+        first judgement continues the set the golden tab showed."""
+        from recall_tui.vault.edit import atomic_write
+
+        source = self._judged_source(path)
+        if source == path or not source.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, source.read_bytes(), 0o644)
 
     def action_judge(self) -> None:
         """Grade the selected hit for the current query in the queries file on screen."""
@@ -168,8 +215,9 @@ class TuningActions:
             self.notify("judge a hit: type a query and highlight one of its hits")  # type: ignore[attr-defined]
             return
         path = self.judge_file()
+        source = self._judged_source(path)
         try:
-            expected = file_hash(path)
+            expected = file_hash(source)
         except OSError as exc:  # a loaded file that became a folder, unreadable
             self.notify(f"{path}: {exc.strerror or exc}", title="not judged", severity="error",  # type: ignore[attr-defined]
                         markup=False)
@@ -177,7 +225,7 @@ class TuningActions:
         grade = None
         if expected is not None:
             try:
-                for q in read_golden(path):
+                for q in read_golden(source):
                     if q.query == query:
                         grade = q.relevant.get(mid)
                         break
@@ -196,6 +244,7 @@ class TuningActions:
             return
         value = None if grade == REMOVE else int(grade)
         try:
+            self._seed_judged(path)
             mark_relevant(path, query, mid, value, expected_hash=expected)
         except EditConflict as exc:
             self.push_screen(ConflictScreen(exc))  # type: ignore[attr-defined]
@@ -222,8 +271,19 @@ class TuningActions:
         if not mid or self.engine is None or self.engine.vault.get(mid) is None:  # type: ignore[attr-defined]
             self.notify("edit recall_when: highlight a hit first")  # type: ignore[attr-defined]
             return
+        from recall_tui.tuning.presets_io import changed_knobs
+
         pane = self.tuning_pane()
-        config = pane.config if pane is not None and pane.config is not None else None
+        preset = self.request.preset  # type: ignore[attr-defined]
+        config = pane.config if pane is not None and pane.config is not None \
+            and pane.base_name == preset else None
+        if config is not None and pane is not None and pane.base is not None:
+            n = len(changed_knobs(pane.base, config))
+            label = f"the Tuning pane's knobs (preset {preset}" + (
+                f" + {n} knob{'s' if n != 1 else ''})" if n else ")")
+        else:  # the Recall pane's preset, not the one the app opened with
+            config = self._engine_for(preset).config  # type: ignore[attr-defined]
+            label = f"preset {preset} (the Recall pane's)"
         golden, baseline = None, None
         if pane is not None:
             golden = list(pane.golden_queries) or None
@@ -233,7 +293,8 @@ class TuningActions:
         try:
             screen = RecallWhenScreen(self.engine, mid, self.request.query,  # type: ignore[attr-defined]
                                       config=config, now=self.request.now, k=GOLDEN_K,  # type: ignore[attr-defined]
-                                      golden=golden, golden_baseline=baseline)
+                                      golden=golden, golden_baseline=baseline,
+                                      config_label=label)
         except OSError as exc:
             self.notify(str(exc), severity="error", markup=False)  # type: ignore[attr-defined]
             return

@@ -480,8 +480,10 @@ def read_golden(path: str | Path) -> list[GoldenQuery]:
                 except ValueError:
                     raise GoldenError(str(p), n, f"as_of {as_of_text!r} is not an ISO-8601 date or time") from None
             category = obj.get("category")
+            if isinstance(category, int) and not isinstance(category, bool):
+                category = str(category)  # a numbered category (1, 2, ...) is a label too
             if category is not None and (not isinstance(category, str) or not category.strip()):
-                raise GoldenError(str(p), n, '"category" must be a non-empty string')
+                raise GoldenError(str(p), n, '"category" must be a non-empty string or an integer')
             flag = obj.get("off_topic", False)
             if not isinstance(flag, bool):
                 raise GoldenError(str(p), n, '"off_topic" must be true or false')

@@ -20,7 +20,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
@@ -81,7 +81,8 @@ class AgentPane(StatePane):
     DEFAULT_CSS = """
     AgentPane { layout: vertical; }
     AgentPane #agent-head { height: auto; max-height: 3; }
-    AgentPane #agent-table { height: 1fr; min-height: 4; }
+    AgentPane #agent-table { height: auto; max-height: 1fr; min-height: 4; }
+    AgentPane #agent-text { height: auto; max-height: 8; border: round $primary 40%; }
     AgentPane #agent-figures { height: auto; max-height: 4; }
     AgentPane #agent-compare { height: 2fr; min-height: 5; }
     AgentPane #agent-compare VimTable { width: 1fr; border: round $primary 40%; }
@@ -108,6 +109,8 @@ class AgentPane(StatePane):
     def compose(self) -> ComposeResult:
         yield Static(id="agent-head")
         yield VimTable(id="agent-table")
+        with VerticalScroll(id="agent-text"):
+            yield Static(id="agent-injected")
         yield Static(id="agent-figures")
         with Horizontal(id="agent-compare"):
             yield VimTable(id="agent-a")
@@ -214,6 +217,31 @@ class AgentPane(StatePane):
             except Exception:  # the row is gone (past MAX_ROWS)
                 pass
         self._draw_head()
+
+    @on(VimTable.RowHighlighted, "#agent-table")
+    def _show_injected(self, event: VimTable.RowHighlighted) -> None:
+        event.stop()
+        self.draw_injected()
+
+    def draw_injected(self) -> None:
+        """The exact text the highlighted recall put in the agent's context (literally), or
+        why nothing was."""
+        rec = self.selected_recall()
+        box = self.query_one("#agent-text", VerticalScroll)
+        if rec is None:
+            box.border_title = "what the agent got"
+            self.query_one("#agent-injected", Static).update("")
+            return
+        box.border_title = (f"the exact text the agent got ({len(rec.injected_text):,} "
+                            "characters)" if rec.injected_text else "what the agent got")
+        if rec.injected_text:
+            text = lit(rec.injected_text)
+        elif rec.injected_ids:  # an older record: the ids, without the text itself
+            text = Text(f"injected {len(rec.injected_ids)}: {', '.join(rec.injected_ids)} "
+                        "(this record did not keep the text itself)", style="dim")
+        else:
+            text = Text(f"nothing injected: {rec.skipped or 'no hit'}", style="dim")
+        self.query_one("#agent-injected", Static).update(text)
 
     def selected_recall_id(self) -> str | None:
         return self.query_one("#agent-table", VimTable).cursor_key()

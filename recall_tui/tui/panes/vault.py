@@ -137,6 +137,13 @@ class VaultPane(StatePane):
     def action_to_tree(self) -> None:
         self.query_one(VaultTree).focus()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Only from the filter: `escape` in the tree goes on to the screen (the query) and
+        `down` moves the tree's cursor."""
+        if action == "to_tree":
+            return self.query_one("#vault-filter").has_focus
+        return True
+
     def compose(self) -> ComposeResult:
         with Vertical():
             with Horizontal(id="vault-filter-row"):

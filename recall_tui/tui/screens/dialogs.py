@@ -133,3 +133,28 @@ class PinScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Asks before something long or hard to undo (the tune key's 80-configuration search):
+    `y` or `enter` goes ahead, `n` or `escape` does nothing."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, question: str, detail: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box", classes="edit-box"):
+            yield Static(Text(self.question, style="bold"))
+            if self.detail:
+                yield Static(Text(self.detail, style="dim"))
+            yield Label("y / enter: yes · n / esc: no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

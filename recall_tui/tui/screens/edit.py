@@ -35,29 +35,39 @@ class PresetChoice:
     """`vault` (VAULT/.recall/presets) or `user` (the user's config folder)."""
     overwrite: bool
     """Replace an existing preset of that name."""
+    activate: bool = False
+    """Also make it the vault's active preset (what the agent recalls with): a separate
+    decision, off unless ticked."""
 
 
 class SavePresetScreen(ModalScreen[PresetChoice | None]):
-    """Asks for a preset name and where to save it."""
+    """Asks for a preset name and where to save it, shows what is known of how the
+    configuration does on queries it was not tuned on, and asks separately whether the
+    agent should start using it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="save_preset.cancel"),
     ]
 
-    def __init__(self, changed: list[str]) -> None:
+    def __init__(self, changed: list[str], verdict: Text | None = None) -> None:
         super().__init__()
         self.changed = changed
+        self.verdict = verdict
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-preset-box", classes="edit-box"):
-            yield Label(f"Save the tuned configuration as a preset ({len(self.changed)} knob(s) "
-                        "changed)")
+            n = len(self.changed)
+            yield Label(f"Save the tuned configuration as a preset ({n} knob"
+                        f"{'' if n == 1 else 's'} changed from the start)")
             yield Static(Text(", ".join(self.changed) or "no knob changed", style="dim"))
+            yield Static(self.verdict or Text(""), id="preset-verdict")
             yield Input(placeholder="preset name", id="preset-name")
             yield Select([("in the vault (.recall/presets)", "vault"),
                           ("for every vault (user config folder)", "user")],
                          value="vault", allow_blank=False, id="preset-where")
             yield Checkbox("overwrite an existing preset", id="preset-overwrite")
+            yield Checkbox("also make it the agent's active preset (.recall/active.json)",
+                           False, id="preset-activate")
             yield Label("", id="preset-error")
 
     def on_mount(self) -> None:
@@ -70,13 +80,44 @@ class SavePresetScreen(ModalScreen[PresetChoice | None]):
             self.show_error("give the preset a name")
             return
         self.dismiss(PresetChoice(name, str(self.query_one("#preset-where", Select).value),
-                                  self.query_one("#preset-overwrite", Checkbox).value))
+                                  self.query_one("#preset-overwrite", Checkbox).value,
+                                  self.query_one("#preset-activate", Checkbox).value))
 
     def show_error(self, text: str) -> None:
         self.query_one("#preset-error", Label).update(Text(text, style="bold red"))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def heldout_verdict(result: Any, config: Any) -> Text:
+    """What the last tune's paired held-out test says (`TuneResult.comparison`: each fold's
+    choice against the base on the fold's own queries), as the save dialog shows it; or that
+    no held-out test covers these knobs."""
+    if result is None:
+        return Text("no held-out test of these knobs: T runs one (a tune tests each fold's "
+                    "choice on queries it was not tuned on)", style="yellow")
+    t = Text("held-out test of the last tune (vs ", style="bold")
+    t.append(one_line(result.base_name, 40), style="bold")
+    t.append("):", style="bold")
+    worse = better = False
+    for name, mc in result.comparison.metrics.items():
+        delta = mc.mean_delta
+        if delta is None:
+            continue
+        significant = mc.randomisation_p < 0.05
+        style = ("bold red" if delta < 0 else "bold green") if significant else ""
+        worse |= significant and delta < 0
+        better |= significant and delta > 0
+        t.append(f"  {name} {delta:+.3f} (p {mc.randomisation_p:.3g})", style=style)
+    if worse:
+        t.append("  significantly worse on held-out queries", style="bold red")
+    elif not better:
+        t.append("  no significant difference", style="dim")
+    if config is not None and config != result.best:
+        t.append("\nthe knobs on screen are not the tune's chosen configuration: the test "
+                 "does not cover them", style="yellow")
+    return t
 
 
 #: What the grade dialog returns: a grade 0..3, or None to remove the judgement.
@@ -158,8 +199,11 @@ class RecallWhenScreen(ModalScreen[Any]):
     ]
 
     def __init__(self, engine: Any, memory_id: str, query: str, *, config: Any, now: Any,
-                 k: int, golden: list[Any] | None, golden_baseline: Any) -> None:
+                 k: int, golden: list[Any] | None, golden_baseline: Any,
+                 config_label: str = "") -> None:
         super().__init__()
+        self.config_label = config_label
+        """Which configuration the preview measures (said above its figures)."""
         self.engine = engine
         self.memory_id = memory_id
         self.query_text = query
@@ -229,6 +273,8 @@ class RecallWhenScreen(ModalScreen[Any]):
         self.busy = False
         self.preview = p
         t = Text()
+        if self.config_label:
+            t.append(f"measured under {self.config_label}, at k {p.k}\n", style="dim")
         t.append(f"query {self.query_text!r} (top {p.k}): ", style="bold")
         t.append(f"rank before {_rank(p.before.rank)} → after {_rank(p.after.rank)}\n")
         if p.golden_before is not None and p.golden_after is not None:

@@ -45,6 +45,26 @@ PANES: dict[str, tuple[str, type[StatePane] | None]] = {
 }
 PANE_ORDER = list(PANES)
 
+#: Each pane's main list: the widget its pane key (and `escape` back from a dialog) focuses.
+#: The tuning pane's depends on its tab (`TUNING_MAIN`).
+PANE_MAIN: dict[str, str] = {
+    "recall": "#results",
+    "memory": "#memory-frontmatter",
+    "supersession": "#chain-table",
+    "entities": "#entity-edges",
+    "mmr": "#mmr-table",
+    "timings": "#timings-table",
+    "vault": "#vault-tree",
+    "problems": "#problems-table",
+    "agent": "#agent-table",
+}
+TUNING_MAIN: dict[str, str] = {
+    "tune-knobs": "#knob-table",
+    "tune-side": "#side-b",
+    "tune-golden": "#golden-table",
+    "tune-tune": "#tune-board",
+}
+
 
 class MainScreen(Screen):
     """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
@@ -62,6 +82,7 @@ class MainScreen(Screen):
         Binding("r", "focus_widget('results')", "Hits", show=False, id="focus.hits"),
         Binding("x", "focus_widget('explain')", "Explanation", show=False, id="focus.explain"),
         Binding("i", "focus_widget('pinned')", "Pinned", show=False, id="focus.pinned"),
+        Binding("escape", "app.focus_query", "Query", show=False, id="focus.query"),
         Binding("ctrl+o", "focus_box(1)", "Next box of this pane", show=False,
                 id="focus.next_box"),
         Binding("ctrl+b", "focus_box(-1)", "Previous box of this pane", show=False,
@@ -169,9 +190,44 @@ class MainScreen(Screen):
         elif pane.is_mounted:
             app.refresh_pane(pane)
             if not in_bar:
-                self._focus_first(pane)
+                self.focus_main(name)
         else:  # just built: focus it once its children exist (see _needs_state)
             self._focus_when_built = None if in_bar else pane
+
+    def focus_main(self, name: str | None = None) -> None:
+        """Focus the main list of pane `name` (the one shown when None): the hits, the
+        memory's frontmatter, the vault tree, the tuning tab's list..."""
+        name = name or self.active_pane()
+        selector = PANE_MAIN.get(name)
+        if name == "tuning":
+            found = self.query("#tuning-tabs")
+            tab = found.first(TabbedContent).active if found else "tune-knobs"
+            selector = TUNING_MAIN.get(tab or "tune-knobs")
+        target = self.query(selector) if selector else None
+        if target:
+            target.first().focus()
+            return
+        pane = self.pane_widget(name, build=False) if name in PANES else None
+        if pane is not None:
+            self._focus_first(pane)
+
+    def _focus_unclaimed(self, before: Any = None) -> bool:
+        """Focus is where the key left it (`before`), nowhere, or on a tab strip: nothing
+        (a click, a key, a test) claimed it since, so the pane's main list may take it."""
+        from textual.widgets import Tabs
+
+        now = self.focused
+        return now is None or now is before or isinstance(now, Tabs)
+
+    def focus_main_later(self, name: str, before: Any = None) -> None:
+        """`focus_main(name)` once the pane is laid out, unless focus moved meanwhile from
+        `before` (where it was when the key was pressed)."""
+
+        def go() -> None:
+            if self._focus_unclaimed(before):
+                self.focus_main(name)
+
+        self.call_after_refresh(go)
 
     @staticmethod
     def _focus_first(pane: StatePane) -> None:
@@ -222,8 +278,9 @@ class MainScreen(Screen):
         self.app.refresh_pane(event.pane)  # type: ignore[attr-defined]
         if event.pane is self._focus_when_built:
             self._focus_when_built = None
-            if self.active_pane() == (event.pane.id or "").removeprefix("pane-"):
-                self._focus_first(event.pane)
+            name = (event.pane.id or "").removeprefix("pane-")
+            if self.active_pane() == name and self._focus_unclaimed():
+                self.focus_main(name)
 
     @on(VaultTree.Pin)
     def _pin(self, event: VaultTree.Pin) -> None:

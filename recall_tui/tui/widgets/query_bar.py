@@ -89,7 +89,13 @@ class QueryBar(Widget):
                 id="query.hit_down"),
         Binding("up", "move_hit(-1)", "Previous hit (stay in the bar)", show=False,
                 id="query.hit_up"),
+        Binding("tab", "setting(1)", "Next setting", show=False, id="settings.next"),
+        Binding("shift+tab", "setting(-1)", "Previous setting", show=False,
+                id="settings.previous"),
     ]
+
+    #: The settings, in the order tab goes through them.
+    SETTINGS = ("preset", "k", "now", "as-of", "type", "inbox", "superseded")
 
     @dataclass
     class Changed(Message):
@@ -102,14 +108,17 @@ class QueryBar(Widget):
                  id: str | None = None) -> None:
         super().__init__(id=id)
         self.request = request
-        self.presets = presets if request.preset in presets else [request.preset, *presets]
+        self.presets = list(presets) if request.preset in presets else [request.preset, *presets]
+        """The names the select lists (a copy: `set_presets` compares the app's new list
+        with it)."""
 
     def compose(self) -> ComposeResult:
         r = self.request
         with Horizontal(id="query-row"):
             yield Label("❯ ", id="query-prompt")
             yield QueryField(value=r.query, placeholder="type a query — every keystroke "
-                             "re-runs the pipeline", id="query", compact=True)
+                             "re-runs the pipeline", id="query", compact=True,
+                             select_on_focus=False)
         with Horizontal(id="settings-row"):
             with Horizontal(id="settings-main"):
                 yield Select([(p, p) for p in self.presets], value=r.preset, allow_blank=False,
@@ -207,9 +216,41 @@ class QueryBar(Widget):
         if results.row_count:  # type: ignore[attr-defined]
             results.action_select_cursor()  # type: ignore[attr-defined]
 
+    def _setting_focused(self) -> str | None:
+        focused = self.screen.focused
+        while focused is not None and focused is not self:
+            if focused.id in self.SETTINGS:
+                return focused.id
+            focused = focused.parent  # type: ignore[assignment]
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """tab / shift+tab move between the settings only from a setting (in the query they
+        switch panes, as everywhere else); the hit keys only from the query."""
+        if action == "setting":
+            return self._setting_focused() is not None
+        if action == "move_hit":
+            return self.query_one("#query").has_focus
+        return True
+
+    def action_setting(self, step: int) -> None:
+        """Focus the next (previous) setting of the bar."""
+        current = self._setting_focused()
+        i = self.SETTINGS.index(current) if current else -1
+        self.query_one(f"#{self.SETTINGS[(i + step) % len(self.SETTINGS)]}").focus()
+
+    @on(Input.Submitted, "#k, #now, #as-of")
+    def _back_to_query(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#query").focus()
+
     def action_leave(self) -> None:
-        """Hand the keys back to the tables (so letters are bindings again)."""
-        self.screen.query_one("#results").focus()
+        """From the query: hand the keys back to the tables (so letters are bindings again);
+        from a setting: back to the query."""
+        if self._setting_focused() is not None:
+            self.query_one("#query").focus()
+        else:
+            self.screen.query_one("#results").focus()
 
     def show_k(self, k: int | None, source: str) -> None:
         """Show the k the last recall ran with and where it came from (`preset`, `config
@@ -219,8 +260,40 @@ class QueryBar(Widget):
             field.placeholder = str(k)
         self.query_one("#k-source", Label).update(Text(f"({source})", style="dim"))
 
+    def set_presets(self, presets: list[str]) -> None:
+        """Offer these presets in the select (a preset saved or deleted since the app opened);
+        the current one stays listed even when its file went away."""
+        current = self.request.preset
+        names = presets if current in presets else [current, *presets]
+        if names == self.presets:
+            return
+        self.presets = list(names)
+        select = self.query_one("#preset", Select)
+        with select.prevent(Select.Changed):
+            select.set_options([(p, p) for p in self.presets])
+            select.value = current
+
+    def show_request(self, request: RecallRequest) -> None:
+        """Show `request` in the settings without asking for a recall (replay: the recorded
+        trace's preset, k, now and as-of)."""
+        self.request = request
+        self.set_presets(self.presets)
+        select = self.query_one("#preset", Select)
+        with select.prevent(Select.Changed):
+            select.value = request.preset
+        fields = (("#k", "" if request.k is None else str(request.k)),
+                  ("#now", _iso(request.now)), ("#as-of", _iso(request.as_of)))
+        for selector, text in fields:
+            field = self.query_one(selector, Input)
+            if field.value != text:
+                with field.prevent(Input.Changed):
+                    field.value = text
+
     def set_preset(self, name: str) -> None:
-        """Switch the preset select (from a key or the palette)."""
+        """Switch the preset select (from a key or the palette). A name the select does not
+        list yet (saved since the app opened) is added first."""
+        if name not in self.presets:
+            self.set_presets([*self.presets, name])
         self.query_one("#preset", Select).value = name
 
     def set_verbosity(self, verbosity: str) -> None:

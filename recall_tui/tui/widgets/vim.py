@@ -22,7 +22,7 @@ VIM_TABLE_BINDINGS: list[BindingType] = [
     Binding("k", "cursor_up", "Up", show=False, id="list.up"),
     Binding("g", "scroll_top", "First row", show=False, id="list.top"),
     Binding("G", "scroll_bottom", "Last row", show=False, id="list.bottom"),
-    Binding("slash", "find", "Search this list", show=False, id="list.find"),
+    Binding("ctrl+f", "find", "Search this list", show=False, id="list.find"),
     Binding("f", "full_row", "Row in full", show=False, id="list.full"),
 ]
 
@@ -127,7 +127,8 @@ class VimTable(DataTable):
         return out
 
     def action_find(self) -> None:
-        """`/`: search every column of this table; the cursor follows the match."""
+        """`ctrl+f`: search every column of this table; the cursor follows the match (`/`
+        is the query's, from anywhere)."""
         from recall_tui.tui.widgets.popups import FindScreen
 
         start = self.cursor_row
@@ -334,8 +335,14 @@ class VimTable(DataTable):
                         self._require_update_dimensions = True
             if changed:
                 self._update_count += 1
-                for index in changed:  # repaint those rows only, if they are in view
-                    self.refresh_row(index)
+                if self.region.area == 0:
+                    # hidden (another pane shown): `refresh_row` repaints only rows in view,
+                    # so nothing would be marked and, shown again, the table would paint the
+                    # lines it kept from before; mark it all
+                    self.refresh()
+                else:
+                    for index in changed:  # repaint those rows only, if they are in view
+                        self.refresh_row(index)
                 self.check_idle()
             return False
         self.clear()
@@ -373,11 +380,12 @@ class VimTree(Tree):
         Binding("k", "cursor_up", "Up", show=False, id="list.up"),
         Binding("g", "scroll_home", "First row", show=False, id="list.top"),
         Binding("G", "scroll_end", "Last row", show=False, id="list.bottom"),
-        Binding("slash", "find", "Search this tree", show=False, id="tree.find"),
+        Binding("ctrl+f", "find", "Search this tree", show=False, id="tree.find"),
     ]
 
     def action_find(self) -> None:
-        """`/`: search every node's label (collapsed branches too); the cursor follows."""
+        """`ctrl+f`: search every node's label (collapsed branches too); the cursor
+        follows."""
         from recall_tui.tui.widgets.popups import FindScreen
 
         nodes: list[Any] = []

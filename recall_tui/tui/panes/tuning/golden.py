@@ -26,6 +26,18 @@ from recall_tui.tui.panes.tuning.common import (
 from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 
+#: Where `J` keeps its judgements when no queries file is loaded: inside the tool's own
+#: folder, the only place it writes in a vault.
+JUDGED = Path(".recall") / "golden.jsonl"
+
+
+def default_queries_file(root: Path) -> Path:
+    """The vault's judged queries: `.recall/golden.jsonl` once `J` has written there, else
+    the vault's `golden.jsonl` (the user's own file, which the UI reads and never writes)."""
+    judged = root / JUDGED
+    return judged if judged.exists() or not (root / "golden.jsonl").exists() else \
+        root / "golden.jsonl"
+
 
 class GoldenTab(TuningBase):
     """The golden set's figures and per-query badges."""
@@ -34,12 +46,12 @@ class GoldenTab(TuningBase):
 
     def queries_file(self) -> Path:
         """The judged queries the golden tab shows: the file loaded there, else the vault's
-        golden.jsonl (what the tune runs on, and where `J` writes)."""
+        own (`default_queries_file`: what the tune runs on, and where `J` writes)."""
         if self.golden_source is not None:
             return self.golden_source
         engine = self.recall_app.engine
         root = engine.vault.root if engine is not None else self.recall_app.vault_path
-        return Path(root) / "golden.jsonl"
+        return default_queries_file(Path(root))
 
     def schedule_golden(self, *, force: bool = False) -> None:
         """Re-score the golden set after a short pause (a burst of knob changes runs once)."""
@@ -140,6 +152,7 @@ class GoldenTab(TuningBase):
         else to the vault); an empty field goes back to the vault's golden.jsonl."""
         event.stop()
         self.load_golden_file(event.value)
+        self.query_one("#golden-table").focus()  # the path is typed: keys go to the list
 
     def load_golden_file(self, text: str) -> None:
         """Score the golden set of the file at `text` (empty: the vault's golden.jsonl)."""

@@ -147,13 +147,16 @@ class KnobsTab(TuningBase):
                                  as_of=request.as_of, verbosity=request.verbosity,
                                  filters=filters, config=cfg, cancel=lambda: worker.is_cancelled)
 
+        # Both sides at one depth, the knobs' k (which starts from the bar's k): a preset's
+        # own k (or the start's, when the k knob moved) would compare 5 hits with 10
+        depth = config.k
+
         def under(choice: str) -> Trace:
             if choice == TUNED:
                 return current
             if choice == START:
-                return baseline
-            # a preset (or a saved configuration) with the bar's k
-            return recall(load_preset(choice, self.recall_app.vault_path), request.k)
+                return baseline if baseline.k == depth else recall(base, depth)
+            return recall(load_preset(choice, self.recall_app.vault_path), depth)
 
         try:
             baseline, current = recall(base), recall(config)
@@ -164,7 +167,7 @@ class KnobsTab(TuningBase):
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
             return
         runs = TunedRuns(baseline, current, rank_deltas(baseline, current), side_name, side,
-                         diff_rankings(side, side_b), side_b_name, side_b)
+                         diff_rankings(side, side_b, depth), side_b_name, side_b)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._done, runs)
 

@@ -31,6 +31,15 @@ from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.vim import VimTable
 
 
+class KnobTable(VimTable):
+    """The knobs list. Every column gives way before the values do: a narrow list cuts the
+    stage, knob name and start value with `…` (the edit field's title and the row in full,
+    `f`, show them whole) and never scrolls the values out of sight."""
+
+    FLEX = ("value", "knob", "start", "group")
+    FLEX_FLOOR = 3
+
+
 class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
     """Knobs (grouped by stage, editable), the hits with their rank change against the starting
     configuration, a side-by-side view, the golden figures and the knob search, in four tabs."""
@@ -41,7 +50,7 @@ class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
         with TabbedContent(id="tuning-tabs", initial="tune-knobs"):
             with TabPane("knobs", id="tune-knobs"), Horizontal():
                 with Vertical(id="knob-side"):
-                    yield VimTable(id="knob-table", flex=("value", "start"))
+                    yield KnobTable(id="knob-table")
                     yield Input(id="knob-input", placeholder="select a knob, enter to edit")
                     yield Label("", id="knob-msg")
                 with Vertical(id="tuned-side"):

@@ -71,7 +71,7 @@ class SideTab(TuningBase):
         name_b = side_label(runs.side_b_name, self.base_name)
         a.border_title, b.border_title = f"A: {name_a}", f"B: {name_b}"
         t = Text()
-        t.append(f"A {name_a} vs B {name_b}  ", style="bold")
+        t.append(f"A {name_a} vs B {name_b}, both at k {d.k}  ", style="bold")
         t.append(f"overlap@{d.k} {d.overlap:.2f}  RBO {d.rbo:.3f}  ")
         t.append(f"up {d.count('up')}  down {d.count('down')}  same {d.count('same')}  "
                  f"new {d.count('new')}  dropped {d.count('dropped')}")
