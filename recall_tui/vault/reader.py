@@ -36,14 +36,8 @@ from recall_tui.vault.chains import (
 from recall_tui.vault.digests import TURN_ROLES as TURN_ROLES
 from recall_tui.vault.digests import _read_digest, _read_turns
 from recall_tui.vault.fields import _UTC, _first_paragraph, _Keys, _title_from_body
-from recall_tui.vault.frontmatter import (
-    MAX_VALUE_CHARS,
-    _Front,
-    _load_frontmatter,
-    _SkipFile,
-    _split_frontmatter,
-)
 from recall_tui.vault.frontmatter import _fast_front as _fast_front
+from recall_tui.vault.frontmatter import _Front, _load_frontmatter, _SkipFile, _split_frontmatter
 from recall_tui.vault.frontmatter import _yaml_front as _yaml_front
 from recall_tui.vault.model import (
     KNOWN_KEYS,
@@ -68,6 +62,7 @@ from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
+from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
 
 #: Top-level folders that give a memory its role (vault-format.md, Layout).
 ROLE_FOLDERS: dict[str, Role] = {
