@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class Filters:
     context_topic: str | None = None
     """Current conversation topic for the context boost (a topic_key or topic_path prefix)."""
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """A hashable form for the cache key."""
         return tuple(getattr(self, f) for f in self.__dataclass_fields__)
 

@@ -9,6 +9,7 @@ so bastra's bands read naturally (>= 100 strong, 30-100 worth reading, < 30 nois
 
 from __future__ import annotations
 
+from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
@@ -25,7 +26,7 @@ def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, fl
 
 
 def explain(before: float, after: float, how: str, fusion_max: float, top: float,
-            fuse_cfg) -> str:
+            fuse_cfg: FuseConfig) -> str:
     """The scaling step written out: the score before, what it is divided by, and why a
     score can pass 100."""
     if how == "raw":
