@@ -55,7 +55,7 @@ class RecallCore:
             emb = self.embedder or NoEmbedder()
             try:
                 self.index = Index.open(self.vault, emb, read_only=(index == "read-only"))
-            except Exception:  # noqa: BLE001 - no usable index: recall without it
+            except Exception:  # no usable index: recall without it
                 self.index = None
         self.engines: dict[str, Engine] = {}
         self.engine = self.engine_for(self.preset)
@@ -105,7 +105,7 @@ class RecallCore:
             if self.index is not None:
                 try:
                     self.index.close()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
                 self.index = None
             emb = self.embedder

@@ -75,7 +75,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
 
     @server.tool(description="Load one memory by id: lean (essential frontmatter and body) "
                              "or full (everything as written).")
-    def load_memory(id: str, verbosity: Literal["lean", "full"] = "lean") -> dict[str, Any]:  # noqa: A002 - the tool's argument name
+    def load_memory(id: str, verbosity: Literal["lean", "full"] = "lean") -> dict[str, Any]:  # the tool's argument name
         c = core()
         try:
             with c.lock:
@@ -85,7 +85,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
 
     @server.tool(description="Explain why a memory was or was not recalled for a query: its "
                              "rank, or the stage that dropped it and why.")
-    def why_not(query: str, id: str) -> dict[str, Any]:  # noqa: A002 - the tool's argument name
+    def why_not(query: str, id: str) -> dict[str, Any]:  # the tool's argument name
         c = core()
         if c.vault.get(id) is None:
             raise ToolError(f"no memory with id {id!r} in this vault")

@@ -41,7 +41,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 ans = svc.answer(req if isinstance(req, dict) else {})
             except ValueError as exc:
                 ans = {"ok": False, "error": f"bad request: {exc}"}
-            except Exception as exc:  # noqa: BLE001 - one bad request never ends the service
+            except Exception as exc:  # one bad request never ends the service
                 ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(json.dumps(ans, ensure_ascii=False).encode() + b"\n")
             self.wfile.flush()

@@ -169,7 +169,7 @@ def _comparison_json(c: Any) -> dict[str, Any]:
     }
 
 
-def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  # noqa: ANN001
+def _render(args, golden, results, comparisons, now, qfile, empties) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, esc, lit

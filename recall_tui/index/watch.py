@@ -191,7 +191,7 @@ class VaultWatcher:
                     continue
                 files = tuple(sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch}))
                 self.on_change(refresh(self.engine, files=files))
-        except BaseException as exc:  # noqa: BLE001 - kept for the UI to show; the thread ends
+        except BaseException as exc:  # kept for the UI to show; the thread ends
             self.error = exc
         finally:
             self._ready.set()
