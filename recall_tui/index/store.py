@@ -11,14 +11,16 @@ It goes through apsw rather than the stdlib sqlite3 module because apsw bundles 
 (FTS5 with the trigram tokenizer and `remove_diacritics`) and can load the sqlite-vec
 extension on every platform. Headless: no textual, no rich.
 
-`Index` is put together here from the parts in its sibling modules: `schema.py` (the file,
-its schema and version, opening and checking it), `sync.py` (incremental update,
-`IndexReport`), `fts.py` (FTS5 porter and trigram search, the in-memory bm25) and
-`vectors.py` (sqlite-vec, the numpy kNN), `vector_sync.py` (filling the vectors, each stored
-once, the embedding cache), `stats.py` (recall statistics)
-and `sharing.py` (rebuild in place, noticing other processes' writes). This module keeps
-opening (and the in-memory fallback), the meta table, the caches, signatures and edges, and
-re-exports the parts' public names, so `from recall_tui.index.store import ...` keeps working.
+`Index` is the facade: it owns the connection, the lock, the meta cache and the invalidation
+of every cache, and holds three parts it makes with what they need: `keyword` (`fts.py`:
+FTS5 porter and trigram search, the in-memory bm25, the vocabulary), `vector_store`
+(`vectors.py`: sqlite-vec, the numpy kNN, query vectors) and `stats` (`stats.py`: recall
+statistics); its public methods for them delegate. Still mixed in: `sync.py` (incremental
+update, `IndexReport`), `vector_sync.py` (filling the vectors, each stored once, the
+embedding cache), `trigram_build.py` and `sharing.py` (rebuild in place, noticing other
+processes' writes). `schema.py` holds the file, its schema and version. This module keeps
+opening (and the in-memory fallback), the meta table, signatures and edges, and re-exports
+the parts' public names, so `from recall_tui.index.store import ...` keeps working.
 """
 
 from __future__ import annotations
