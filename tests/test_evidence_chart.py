@@ -58,7 +58,7 @@ def test_pane_chart_equals_eval_json(vault):
     from recall_tui.tui.panes.tuning.evidence import EvidenceChart
 
     class One(App[None]):
-        def compose(self):  # noqa: ANN202
+        def compose(self):
             yield EvidenceChart(id="chart")
 
     async def shown() -> str:

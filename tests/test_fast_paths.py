@@ -189,7 +189,7 @@ def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
         idx._invalidate()
     q = "postgres upgrade"
     assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20) != []
-    assert idx._replicas["memories_trigram"]._held == 0
+    assert idx.keyword.replicas["memories_trigram"]._held == 0
     monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 10**9)
     assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20)
-    assert idx._replicas["memories_trigram"]._held > 0
+    assert idx.keyword.replicas["memories_trigram"]._held > 0

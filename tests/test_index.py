@@ -474,7 +474,7 @@ def test_queries_from_threads_during_an_update(built_copy, embedder):
                 idx.fts_trigram("postgres", 10)
                 idx.vector_search(q, 10)
                 idx.vectors()
-        except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
+        except BaseException as exc:  # collected and re-raised below
             errors.append(exc)
 
     threads = [threading.Thread(target=reader) for _ in range(3)]

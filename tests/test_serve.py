@@ -55,7 +55,7 @@ def test_several_clients_at_once(service):
     def one(i: int) -> None:
         try:
             results.append(client.request(vault, {"op": "recall", "query": f"postgres upgrade {i}", "k": 3}))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]

@@ -237,7 +237,7 @@ def test_8_recency_of_a_memory_dated_after_now_is_clamped_and_says_so(tmp_path):
     formula, _, note = recency.reason.partition(";")
     assert "clamped" in note and "after now" in note
     expr = formula.split("=")[0].replace(" x ", " * ")
-    assert eval(expr, {"max": max}) == pytest.approx(recency.value, rel=1e-3)  # noqa: S307
+    assert eval(expr, {"max": max}) == pytest.approx(recency.value, rel=1e-3)
     assert label == "fresh"
     assert not re.search(r"-\d+d old", f["staleness"].reason), f["staleness"].reason
     assert "after now" in f["staleness"].reason

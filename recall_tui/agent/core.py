@@ -72,7 +72,7 @@ class RecallCore:
             try:
                 self.index = Index.open(self.vault, emb, read_only=(index == "read-only"),
                                         defer_vectors=defer_vectors and index == "open")
-            except Exception:  # noqa: BLE001 - no usable index: recall without it
+            except Exception:  # no usable index: recall without it
                 self.index = None
         self.engines: dict[str, Engine] = {}
         self.engine = self.engine_for(self.preset)
@@ -188,7 +188,7 @@ class RecallCore:
             if self.index is not None:
                 try:
                     self.index.close()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
                 self.index = None
             emb = self.embedder

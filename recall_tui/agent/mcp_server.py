@@ -199,7 +199,7 @@ class _Loader:
     def _run(self) -> None:
         try:
             core = self._open()
-        except Exception as exc:  # noqa: BLE001 - told to the agent on its first call
+        except Exception as exc:
             self.error = f"cannot open the vault {self.root}: {type(exc).__name__}: {exc}"
             self.usable.set()
             return
@@ -208,7 +208,7 @@ class _Loader:
         self.usable.set()
         try:
             core.fill_vectors(self.stop)
-        except Exception:  # noqa: BLE001 - recalls go on without the vector channel
+        except Exception:
             pass
         with self.lock:
             if self.closed or self.stop.is_set() or self.core is not core:
@@ -300,7 +300,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
     @server.tool(title="Load a memory", annotations=READ_ONLY,
                  description="Load one memory by id: lean (essential frontmatter and body) "
                              "or full (everything as written).")
-    def load_memory(id: str, verbosity: Literal["lean", "full"] = "lean") -> Annotated[CallToolResult, MemoryResult]:  # noqa: A002 - the tool's argument name
+    def load_memory(id: str, verbosity: Literal["lean", "full"] = "lean") -> Annotated[CallToolResult, MemoryResult]:  # the tool's argument name
         c = loader.get()
         try:
             with c.lock:
@@ -317,7 +317,7 @@ def build_server(root: str | os.PathLike, *, preset: str | None = None,
     @server.tool(title="Why not recalled", annotations=READ_ONLY,
                  description="Explain why a memory was or was not recalled for a query: its "
                              "rank, or the stage that dropped it and why.")
-    def why_not(query: str, id: str) -> Annotated[CallToolResult, WhyNotResult]:  # noqa: A002 - the tool's argument name
+    def why_not(query: str, id: str) -> Annotated[CallToolResult, WhyNotResult]:  # the tool's argument name
         query = check_query(query)
         c = loader.get()
         if c.vault.get(id) is None:

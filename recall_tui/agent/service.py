@@ -50,7 +50,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 ans = svc.answer(req if isinstance(req, dict) else {})
             except ValueError as exc:
                 ans = {"ok": False, "error": f"bad request: {exc}"}
-            except Exception as exc:  # noqa: BLE001 - one bad request never ends the service
+            except Exception as exc:  # one bad request never ends the service
                 ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(clean_text(json.dumps(ans, ensure_ascii=False)).encode() + b"\n")
             self.wfile.flush()
@@ -119,7 +119,7 @@ class RecallService:
         trace says `embedding N / M`)."""
         try:
             core.fill_vectors(self._stopping)
-        except Exception as exc:  # noqa: BLE001 - recalls go on without the vector channel
+        except Exception as exc:
             self.log(f"making the vectors failed: {type(exc).__name__}: {exc}")
         with self._core_lock:
             if self.core is not core or self.server is None or self._stopping.is_set():

@@ -42,7 +42,7 @@ def _diff(old: str, new: str, path: str) -> str:
     return "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)
 
 
-def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
+def _reindex(vault) -> str:  # a Vault; imported lazily
     """Bring an existing index up to date with the embedder its vectors were made with.
 
     Never raises: the file is already written when this runs, so a failure here is a warning
@@ -50,12 +50,12 @@ def _reindex(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
     """
     try:
         return _reindex_or_raise(vault)
-    except Exception as exc:  # noqa: BLE001 - reported as a warning, the edit stands
+    except Exception as exc:  # reported as a warning, the edit stands
         return (f"warning: the edit is saved but the index was not updated ({type(exc).__name__}: "
                 f"{exc}); the next `recall-tui index` or open re-indexes it")
 
 
-def _reindex_or_raise(vault) -> str:  # noqa: ANN001 - a Vault; imported lazily
+def _reindex_or_raise(vault) -> str:  # a Vault; imported lazily
     from recall_tui.index.embed import EmbedderUnavailable, make_embedder
     from recall_tui.index.store import Index, default_index_path
 

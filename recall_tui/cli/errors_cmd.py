@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(grouped, names, n, k) -> None:  # noqa: ANN001
+def _render(grouped, names, n, k) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, lit
@@ -119,6 +119,6 @@ def _render(grouped, names, n, k) -> None:  # noqa: ANN001
             con.print(t)
 
 
-def _cells(hits, other_len: int) -> list[str]:  # noqa: ANN001
+def _cells(hits, other_len: int) -> list[str]:
     out = [f"{'*' if g > 0 else ' '} {mid}: {text}" for mid, g, text in hits]
     return out + [""] * (max(len(hits), other_len) - len(hits))

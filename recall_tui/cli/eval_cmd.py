@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_off_topic(golden, results, dists, *, plot: bool) -> None:  # noqa: ANN001
+def _render_off_topic(golden, results, dists, *, plot: bool) -> None:
     """The off-topic figures (and with --plot the evidence chart) of every preset."""
     from recall_tui.tuning import metrics
     from recall_tui.tuning.distribution import chart_lines
@@ -205,7 +205,7 @@ def _comparison_json(c: Any) -> dict[str, Any]:
     }
 
 
-def _render(args, golden, results, comparisons, now, qfile, empties) -> None:  # noqa: ANN001
+def _render(args, golden, results, comparisons, now, qfile, empties) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, esc, lit

@@ -283,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
     event = args.event
     try:
         code = _run(args, event, t0)
-    except BaseException as exc:  # noqa: BLE001 - never fail the prompt
+    except BaseException as exc:  # never fail the prompt
         if isinstance(exc, KeyboardInterrupt):
             raise
         safe_print(f"recall-tui hook {event}: {type(exc).__name__}: {exc}", file=sys.stderr)

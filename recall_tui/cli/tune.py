@@ -153,7 +153,7 @@ def _labels(roots: list[Path]) -> list[str]:
     return out
 
 
-def _run_with_progress(tune, vaults, base, base_name, args, now):  # noqa: ANN001
+def _run_with_progress(tune, vaults, base, base_name, args, now):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from recall_tui.cli._out import console

@@ -14,9 +14,9 @@ class RecallCache:
     """LRU with TTL, sized and timed per call (the configuration may change between calls)."""
 
     def __init__(self) -> None:
-        self._data: OrderedDict[tuple, tuple[float, Any]] = OrderedDict()
+        self._data: OrderedDict[tuple[Any, ...], tuple[float, Any]] = OrderedDict()
 
-    def get(self, key: tuple, ttl_s: float) -> Any | None:
+    def get(self, key: tuple[Any, ...], ttl_s: float) -> Any | None:
         item = self._data.get(key)
         if item is None:
             return None
@@ -27,7 +27,7 @@ class RecallCache:
         self._data.move_to_end(key)
         return value
 
-    def put(self, key: tuple, value: Any, max_entries: int) -> None:
+    def put(self, key: tuple[Any, ...], value: Any, max_entries: int) -> None:
         self._data[key] = (time.monotonic(), value)
         self._data.move_to_end(key)
         while len(self._data) > max(0, max_entries):

@@ -125,13 +125,15 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict (tuples as lists), the shape of a preset TOML."""
-        return _plain(self)
+        plain: dict[str, Any] = _plain(self)
+        return plain
 
     @staticmethod
     def from_dict(data: dict[str, Any], *, base: Config | None = None, source: str = "config") -> Config:
         """Overlay `data` on `base` (the built-in defaults when None). Unknown keys and wrong
         types raise ValueError naming `source` and the key."""
-        return _overlay(base or Config(), data, source, "")
+        config: Config = _overlay(base or Config(), data, source, "")
+        return config
 
     @staticmethod
     def from_toml(text: str, *, base: Config | None = None, source: str = "config") -> Config:
@@ -161,7 +163,8 @@ class Config:
             cur[p] = {}
             cur = cur[p]
         cur[parts[-1]] = value
-        return _overlay(self, data, f"with_value({path!r})", "")
+        config: Config = _overlay(self, data, f"with_value({path!r})", "")
+        return config
 
     def get(self, path: str) -> Any:
         """The value at a dotted path."""
@@ -288,7 +291,7 @@ def knobs(config: Config) -> Iterator[tuple[str, str, Any, str]]:
     """Every leaf setting as (dotted path, type name, value, documentation)."""
 
     def walk(obj: Any, prefix: str) -> Iterator[tuple[str, str, Any, str]]:
-        docs = _field_docs(type(obj))
+        docs = _field_docs(obj.__class__)
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
             path = prefix + f.name
@@ -303,7 +306,7 @@ def knobs(config: Config) -> Iterator[tuple[str, str, Any, str]]:
 # --- presets ------------------------------------------------------------------------------
 
 
-def preset_dirs(vault_root: str | os.PathLike | None = None) -> list[Path]:
+def preset_dirs(vault_root: str | os.PathLike[str] | None = None) -> list[Path]:
     """Where presets are searched, in order: package, vault, user config."""
     dirs = [PRESET_DIR]
     if vault_root is not None:
@@ -313,7 +316,7 @@ def preset_dirs(vault_root: str | os.PathLike | None = None) -> list[Path]:
     return dirs
 
 
-def list_presets(vault_root: str | os.PathLike | None = None) -> list[str]:
+def list_presets(vault_root: str | os.PathLike[str] | None = None) -> list[str]:
     """Names of every preset found (first occurrence wins), package presets first."""
     names: list[str] = []
     for d in preset_dirs(vault_root):
@@ -324,7 +327,7 @@ def list_presets(vault_root: str | os.PathLike | None = None) -> list[str]:
     return names
 
 
-def find_preset(name_or_path: str, vault_root: str | os.PathLike | None = None) -> Path:
+def find_preset(name_or_path: str, vault_root: str | os.PathLike[str] | None = None) -> Path:
     """The TOML file of a preset name, or the path itself when it is a file."""
     p = Path(name_or_path)
     if p.suffix == ".toml" and p.is_file():
@@ -337,7 +340,7 @@ def find_preset(name_or_path: str, vault_root: str | os.PathLike | None = None) 
     raise ValueError(f"unknown preset {name_or_path!r} (known: {known})")
 
 
-def load_preset(name_or_path: str, vault_root: str | os.PathLike | None = None) -> Config:
+def load_preset(name_or_path: str, vault_root: str | os.PathLike[str] | None = None) -> Config:
     """Load a preset over the built-in defaults. A preset may say `extends = "name"` to start
     from another preset instead."""
     path = find_preset(name_or_path, vault_root)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -66,10 +67,13 @@ from recall_tui.engine.trace import (
     TimelineEntry,
     Trace,
 )
-from recall_tui.vault.model import Chain, Turn, Vault, lean_summary
+from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary
 
 if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
     from recall_tui.index.store import Index
+    from recall_tui.index.sync import Progress
+
+_T = TypeVar("_T")
 
 _CHANNEL_STAGES: dict[str, Callable[[StageContext, RecallState], Out]] = {
     "keyword": keyword.run,
@@ -110,7 +114,7 @@ class Engine:
     # --- derived structures, rebuilt on a vault change --------------------------------
 
     def _reset_derived(self) -> None:
-        self._kw: dict[tuple, KeywordIndex] = {}
+        self._kw: dict[tuple[Any, ...], KeywordIndex] = {}
         self._derived: dict[str, Any] = {}
         h = hashlib.sha256()
         for mid, m in self.vault.memories.items():
@@ -148,10 +152,11 @@ class Engine:
                 stem=key[3], stop_words=key[4])
         return idx
 
-    def _memo(self, name: str, build: Callable[[], Any]) -> Any:
+    def _memo(self, name: str, build: Callable[[], _T]) -> _T:
         if name not in self._derived:
             self._derived[name] = build()
-        return self._derived[name]
+        value: _T = self._derived[name]
+        return value
 
     def chains(self) -> dict[str, Chain]:
         """id -> its supersession Chain."""
@@ -454,7 +459,7 @@ class Engine:
                 "body": m.body_without_related}
 
 
-def signature_text(m) -> str:
+def signature_text(m: Memory) -> str:
     """The text a memory's signature is computed from when there is no index: the same
     text the index signs (`index.embed_text`)."""
     from recall_tui.index.store import embed_text
@@ -473,8 +478,9 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def open_engine(vault_path, *, preset: str = "default", embedder: str = "auto",
-                config: Config | None = None, progress=None, **kw) -> Engine:
+def open_engine(vault_path: str | os.PathLike[str], *, preset: str = "default",
+                embedder: str = "auto", config: Config | None = None,
+                progress: Progress | None = None, **kw: Any) -> Engine:
     """Read the vault, open (build or update) its index with the chosen embedder, load the
     preset: the one call a front end needs."""
     from recall_tui.engine.config import load_preset

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class Filters:
     exclude_why: tuple[str, ...] = ()
     """Why each id of `exclude` is excluded (same order; empty: "excluded by the caller")."""
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """A hashable form for the cache key."""
         return tuple(getattr(self, f) for f in self.__dataclass_fields__)
 

@@ -301,7 +301,8 @@ class Trace:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_plain(self)
+        plain: dict[str, Any] = _to_plain(self)
+        return plain
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, sort_keys=False)
@@ -313,7 +314,8 @@ class Trace:
             raise ValueError(
                 f"trace_version {version!r} is not supported (this build reads {TRACE_VERSION})"
             )
-        return _from_plain(Trace, data)
+        trace: Trace = _from_plain(Trace, data)
+        return trace
 
     @staticmethod
     def from_json(text: str) -> Trace:
@@ -359,18 +361,18 @@ def _from_plain(tp: Any, value: Any) -> Any:
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return _from_plain(args[0], value) if len(args) == 1 else value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = _hints(tp)
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(tp):
             if f.name in value:
                 kwargs[f.name] = _from_plain(hints[f.name], value[f.name])
         return tp(**kwargs)
     if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_from_plain(args[0], v) for v in value)
-        return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=True))
+        targs = typing.get_args(tp)
+        if len(targs) == 2 and targs[1] is Ellipsis:
+            return tuple(_from_plain(targs[0], v) for v in value)
+        return tuple(_from_plain(a, v) for a, v in zip(targs, value, strict=True))
     if tp is float and isinstance(value, int):
         return float(value)
     return value

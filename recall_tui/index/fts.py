@@ -1,15 +1,17 @@
 """Keyword search: the FTS5 porter and trigram tables, and their in-memory bm25.
 
 `FtsSearch` is the part of `Index` that searches (`fts`, `fts_any`, `fts_trigram`,
-`fts_trigram_sql`); `Bm25Replica` answers OR queries with FTS5's very scores from postings
+`fts_trigram_sql`, `correct_terms`): it is given the index's connection and lock and two
+callbacks, and owns its caches (the replicas and the vocabulary); `Bm25Replica` answers OR queries with FTS5's very scores from postings
 held in memory. Match expressions for user text: `match_any`, `trigram_match`. Headless.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import apsw
 import numpy as np
@@ -237,8 +239,28 @@ class Bm25Replica:
 
 
 class FtsSearch:
-    """The keyword searches of `Index` (a mixin: it uses the Index's connection, lock and
-    `_replicas` cache, which `_invalidate` resets)."""
+    """The keyword searches of an index (a part of `Index`). It is given the connection and
+    the lock, `check_external` (drop the caches when another process changed the file: the
+    index calls `reset` then) and `ensure_trigram` (build the content trigram table on first
+    need); it owns the in-memory bm25 replicas and the vocabulary."""
+
+    def __init__(self, conn: apsw.Connection, lock: threading.RLock, *,
+                 check_external: Callable[[], None],
+                 ensure_trigram: Callable[[], object]) -> None:
+        self._conn = conn
+        self._lock = lock
+        self._check_external = check_external
+        self._ensure_trigram = ensure_trigram
+        self.replicas: dict[str, Bm25Replica | None] = {}
+        """table -> its in-memory bm25 (None: this SQLite cannot make one); emptied by `reset`."""
+        self._vocabulary: Vocabulary | None = None
+        self._vocab_current = False
+
+    def reset(self) -> None:
+        """The memories changed: forget the replicas (rebuilt on next use) and mark the
+        vocabulary for a refresh (new words added, not rebuilt from nothing)."""
+        self.replicas = {}
+        self._vocab_current = False
 
     def fts(
         self, match: str, limit: int, weights: dict[str, float] | None = None
@@ -285,7 +307,7 @@ class FtsSearch:
         """The in-memory bm25 of an FTS5 table (built on first use after each change); None
         when this SQLite lacks what it needs, so callers use SQL."""
         self._check_external()
-        if table not in self._replicas:
+        if table not in self.replicas:
             columns, tok = (
                 (FTS_COLUMNS, ("porter", ["unicode61", "remove_diacritics", "2"]))
                 if table == "memories_fts"
@@ -293,27 +315,26 @@ class FtsSearch:
                       ("trigram", ["remove_diacritics", "1"]))
             )
             try:
-                self._replicas[table] = Bm25Replica(self._conn, table, columns, tok)
+                self.replicas[table] = Bm25Replica(self._conn, table, columns, tok)
             except apsw.Error:
-                self._replicas[table] = None
-        return self._replicas[table]
+                self.replicas[table] = None
+        return self.replicas[table]
 
     def vocabulary(self) -> Vocabulary:
         """The indexed words and their document counts (`vocab.Vocabulary`), read once after
         each change to the index."""
         with self._lock:
-            vocab = self._replicas.get("memories_words")
-            if vocab is None:
-                # `_invalidate` empties `_replicas` on any change; the vocabulary itself is
-                # kept and refreshed (new words added), not rebuilt from nothing.
-                old = getattr(self, "_vocabulary", None)
+            vocab = self._vocabulary
+            if vocab is None or not self._vocab_current:
+                # `reset` (any change) marks it stale; it is refreshed (new words added),
+                # not rebuilt from nothing.
                 try:
-                    vocab = old.refresh(self._conn) if old else Vocabulary.load(self._conn)
+                    vocab = vocab.refresh(self._conn) if vocab else Vocabulary.load(self._conn)
                 except apsw.Error:  # an index without the words table: nothing to correct
                     vocab = Vocabulary([], [])
                 self._vocabulary = vocab
-                self._replicas["memories_words"] = vocab  # type: ignore[assignment]
-            return vocab  # type: ignore[return-value]
+                self._vocab_current = True
+            return vocab
 
     def correct_terms(self, words: Sequence[str], *, max_edits: int | None = None,
                       max_corrections: int = 3, max_completions: int = 3) -> list[Correction]:
@@ -356,7 +377,7 @@ class FtsSearch:
         if not grams or limit <= 0:
             return []
         if column == "content":
-            self.ensure_trigram()
+            self._ensure_trigram()
         with self._lock:
             rep = self._replica(TRIGRAM_TABLES[column])
             tokens = [rep.token(g) for g in grams] if rep is not None else [None]
@@ -375,7 +396,7 @@ class FtsSearch:
         if not match or limit <= 0:
             return []
         if column == "content":
-            self.ensure_trigram()
+            self._ensure_trigram()
         table = TRIGRAM_TABLES[column]
         sql = (
             f"SELECT m.id, -bm25({table}) AS s FROM {table}"

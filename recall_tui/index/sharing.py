@@ -37,7 +37,7 @@ class SharedFile:
         self._row_hashes.clear()
         self._synced = ([], [])
         self._stored = self._novec = None
-        self._query_cache.clear()
+        self.vector_store.query_cache.clear()
         self._invalidate()
 
     def _check_external(self) -> None:

@@ -1,15 +1,19 @@
 """Recall statistics: how often and when each memory was recalled (kept in the index, never
-in the vault). `RecallStatsStore` is the part of `Index` that reads and writes them. Headless.
+in the vault). `RecallStatsStore` is the part of `Index` that reads and writes them: it is
+given the index's connection and lock, and owns nothing else. Headless.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from recall_tui.index.schema import WRITE_FAILURES, IndexFileError, write_txn
+import apsw
+
+from recall_tui.index.schema import WRITE_FAILURES, write_txn
 
 #: Recall times kept per memory.
 MAX_RECALL_TIMES = 20
@@ -28,7 +32,14 @@ class RecallStats:
 
 
 class RecallStatsStore:
-    """The recall statistics of `Index` (a mixin: it uses the Index's connection and lock)."""
+    """The recall statistics of an index (a part of `Index`, over its connection and lock)."""
+
+    def __init__(self, conn: apsw.Connection, lock: threading.RLock, path: str) -> None:
+        self._conn = conn
+        self._lock = lock
+        self._path = path
+        self.error: str | None = None
+        """Why the last recalls could not be recorded (said once, not on every recall)."""
 
     def recall_stats(self, memory_id: str) -> RecallStats:
         """How often `memory_id` was recalled; zero counts for a memory never recalled."""
@@ -43,9 +54,8 @@ class RecallStatsStore:
         return RecallStats(count=int(row[0]), last_recalled=last, times=times)
 
     def record_recalls(self, ids: Iterable[str], at: datetime) -> None:
-        """Count one recall of each id at `at` (timezone-aware; naive is taken as UTC)."""
-        if self.read_only:
-            raise IndexFileError(f"{self.path}: opened read-only; recall stats not recorded")
+        """Count one recall of each id at `at` (timezone-aware; naive is taken as UTC). The
+        caller (`Index`) refuses it on a read-only index."""
         if at.tzinfo is None:
             at = at.replace(tzinfo=timezone.utc)
         stamp = at.isoformat()
@@ -54,7 +64,7 @@ class RecallStatsStore:
         except WRITE_FAILURES as exc:
             # Statistics are a nicety: a full disk or a file gone read-only must not fail the
             # recall that was just made. Said once (`stats_error`), not on every recall.
-            self.stats_error = f"{self.path}: recall stats not recorded ({type(exc).__name__}: {exc})"
+            self.error = f"{self._path}: recall stats not recorded ({type(exc).__name__}: {exc})"
 
     def _record(self, ids: Iterable[str], at: datetime, stamp: str) -> None:
         with self._lock, write_txn(self._conn):

@@ -11,14 +11,16 @@ It goes through apsw rather than the stdlib sqlite3 module because apsw bundles 
 (FTS5 with the trigram tokenizer and `remove_diacritics`) and can load the sqlite-vec
 extension on every platform. Headless: no textual, no rich.
 
-`Index` is put together here from the parts in its sibling modules: `schema.py` (the file,
-its schema and version, opening and checking it), `sync.py` (incremental update,
-`IndexReport`), `fts.py` (FTS5 porter and trigram search, the in-memory bm25) and
-`vectors.py` (sqlite-vec, the numpy kNN), `vector_sync.py` (filling the vectors, each stored
-once, the embedding cache), `stats.py` (recall statistics)
-and `sharing.py` (rebuild in place, noticing other processes' writes). This module keeps
-opening (and the in-memory fallback), the meta table, the caches, signatures and edges, and
-re-exports the parts' public names, so `from recall_tui.index.store import ...` keeps working.
+`Index` is the facade: it owns the connection, the lock, the meta cache and the invalidation
+of every cache, and holds three parts it makes with what they need: `keyword` (`fts.py`:
+FTS5 porter and trigram search, the in-memory bm25, the vocabulary), `vector_store`
+(`vectors.py`: sqlite-vec, the numpy kNN, query vectors) and `stats` (`stats.py`: recall
+statistics); its public methods for them delegate. Still mixed in: `sync.py` (incremental
+update, `IndexReport`), `vector_sync.py` (filling the vectors, each stored once, the
+embedding cache), `trigram_build.py` and `sharing.py` (rebuild in place, noticing other
+processes' writes). `schema.py` holds the file, its schema and version. This module keeps
+opening (and the in-memory fallback), the meta table, signatures and edges, and re-exports
+the parts' public names, so `from recall_tui.index.store import ...` keeps working.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ import contextlib
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import apsw
@@ -88,6 +91,7 @@ from recall_tui.index.vectors import (
     VectorStore,
     knn_like_sqlite_vec,
 )
+from recall_tui.index.vocab import Correction, Vocabulary
 from recall_tui.vault.model import Memory, Vault
 
 __all__ = [
@@ -122,9 +126,13 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedFile,
-            RecallStatsStore):
-    """An open index. Use `Index.open`; every public method is safe to call from any thread."""
+class Index(VectorSync, IndexSync, TrigramBuild, SharedFile):
+    """An open index. Use `Index.open`; every public method is safe to call from any thread.
+
+    It owns the connection, the lock and the meta cache. The keyword searches (`keyword`,
+    an `FtsSearch`), the vector searches (`vector_store`, a `VectorStore`) and the recall
+    statistics (`stats`, a `RecallStatsStore`) are parts it holds and hands those to; its
+    public methods for them delegate."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
         self._conn = conn
@@ -138,15 +146,9 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
         # so a long re-index does not block queries for its whole duration.
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._vectors: tuple[list[str], np.ndarray] | None = None
-        self._turn_vectors: tuple[list[str], np.ndarray] | None = None
         self._signatures: dict[str, int] | None = None
         # Caches of what every recall would otherwise ask SQLite again; `_invalidate` (any
         # change to the memories or vectors) and `_set_meta` reset them.
-        self._vec_rowids: np.ndarray | None = None
-        self._vec_ties: np.ndarray | None = None
-        self._vec_sqmag: np.ndarray | None = None
         self._nvec: int | None = None
         self._meta_cache: dict[str, str] | None = None
         self._info_cache: dict | None = None
@@ -155,12 +157,10 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
         self._stored: tuple[int, dict[str, tuple[int, str, float]]] | None = None
         # Rowids of memories without a vector after the last sync (None: unknown, ask SQLite).
         self._novec: set[int] | None = None
-        self._replicas: dict[str, Bm25Replica | None] = {}
         self._vectors_usable = True
         # What other processes did to the file since this one last looked (see `_check_external`).
         self._seen_version: int | None = None
         self._generation: str | None = None
-        self.stats_error: str | None = None
         # Progressive open (`open(defer_vectors=True)`, `fill_vectors`): the vault whose
         # vectors are still to be made, and (done, total) while they are being made.
         self._defer_vectors = False
@@ -171,6 +171,81 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
         self._last_vault: Vault | None = None
         self.embedding: tuple[int, int] | None = None
         self.report = IndexReport(path=path)
+        self.keyword = FtsSearch(conn, self._lock, check_external=self._check_external,
+                                 ensure_trigram=self.ensure_trigram)
+        self.stats = RecallStatsStore(conn, self._lock, path)
+        self.vector_store = VectorStore(conn, self._lock, embedder, _Facts(self))
+
+    # ------------------------------------------------------------------ the parts' methods
+
+    def fts(
+        self, match: str, limit: int, weights: dict[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """`FtsSearch.fts`: memories matching an FTS5 expression on the porter table."""
+        return self.keyword.fts(match, limit, weights)
+
+    def fts_any(
+        self, words: Sequence[str], limit: int, weights: dict[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """`FtsSearch.fts_any`: memories matching any of `words`, best first."""
+        return self.keyword.fts_any(words, limit, weights)
+
+    def fts_trigram(self, text: str, limit: int, column: str = "content") -> list[tuple[str, float]]:
+        """`FtsSearch.fts_trigram`: typo- and substring-tolerant matches on a trigram column."""
+        return self.keyword.fts_trigram(text, limit, column)
+
+    def fts_trigram_sql(
+        self, text: str, limit: int, column: str = "content"
+    ) -> list[tuple[str, float]]:
+        """`FtsSearch.fts_trigram_sql`: the same by FTS5 itself (the reference)."""
+        return self.keyword.fts_trigram_sql(text, limit, column)
+
+    def vocabulary(self) -> Vocabulary:
+        """`FtsSearch.vocabulary`: the indexed words and their document counts."""
+        return self.keyword.vocabulary()
+
+    def correct_terms(self, words: Sequence[str], *, max_edits: int | None = None,
+                      max_corrections: int = 3, max_completions: int = 3) -> list[Correction]:
+        """`FtsSearch.correct_terms`: likely corrections of the words the index lacks."""
+        return self.keyword.correct_terms(words, max_edits=max_edits,
+                                          max_corrections=max_corrections,
+                                          max_completions=max_completions)
+
+    def vector_search(self, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """`VectorStore.vector_search`: the `k` memories nearest `qvec` (id, cosine)."""
+        return self.vector_store.vector_search(qvec, k)
+
+    def vector_search_sqlite(self, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """`VectorStore.vector_search_sqlite`: the same by sqlite-vec's kNN."""
+        return self.vector_store.vector_search_sqlite(qvec, k)
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """`VectorStore.embed_query`: the query's vector (cached); None when vectors are off."""
+        return self.vector_store.embed_query(text)
+
+    def vectors(self) -> tuple[list[str], np.ndarray]:
+        """`VectorStore.vectors`: every memory id with a vector, and their matrix."""
+        return self.vector_store.vectors()
+
+    def turn_vectors(self) -> tuple[list[str], np.ndarray]:
+        """`VectorStore.turn_vectors`: turn ids with a vector, and their matrix."""
+        return self.vector_store.turn_vectors()
+
+    def recall_stats(self, memory_id: str) -> RecallStats:
+        """`RecallStatsStore.recall_stats`: how often and when `memory_id` was recalled."""
+        return self.stats.recall_stats(memory_id)
+
+    def record_recalls(self, ids: Iterable[str], at: datetime) -> None:
+        """Count one recall of each id at `at` (`RecallStatsStore.record_recalls`); refused
+        on a read-only index."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path}: opened read-only; recall stats not recorded")
+        self.stats.record_recalls(ids, at)
+
+    @property
+    def stats_error(self) -> str | None:
+        """Why recall statistics could not be recorded, if they could not."""
+        return self.stats.error
 
     # ------------------------------------------------------------------ opening
 
@@ -433,14 +508,10 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
     # ------------------------------------------------------------------ caches
 
     def _invalidate(self) -> None:
-        self._vectors = None
-        self._vec_rowids = None
-        self._vec_ties = None
-        self._vec_sqmag = None
         self._nvec = None
         self._meta_cache = self._info_cache = None
-        self._replicas = {}
-        self._turn_vectors = None
+        self.keyword.reset()
+        self.vector_store.reset()
         self._signatures = None
 
     def signatures(self) -> dict[str, int]:
@@ -495,6 +566,30 @@ class Index(FtsSearch, VectorStore, VectorSync, IndexSync, TrigramBuild, SharedF
     def __enter__(self) -> Index:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Facts:
+    """What the vector part asks its index (`vectors.IndexFacts`), answered by the index
+    that owns the meta cache, the vector count and the external-change check."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+
+    def meta(self, key: str) -> str | None:
+        return self._index._meta(key)
+
+    def has_vec_table(self) -> bool:
+        return self._index._has_vec_table()
+
+    def count_vectors(self) -> int:
+        return self._index._count_vectors()
+
+    def check_external(self) -> None:
+        self._index._check_external()
+
+    @property
+    def vectors_usable(self) -> bool:
+        return self._index._vectors_usable
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
+from typing import NamedTuple
 
 from recall_tui.index.fts import FTS_COLUMNS
 from recall_tui.index.schema import IndexFileError, _now_iso, write_txn
@@ -103,9 +104,32 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _row_fields(m: Memory) -> tuple:
-    """Everything the index stores about a memory but its mtime (the row hash covers these)."""
-    return (
+class RowFields(NamedTuple):
+    """Everything the index stores about a memory but its mtime (the row hash covers these,
+    in this order: a NamedTuple is hashed as the plain tuple it is)."""
+
+    id: str
+    path: str
+    content_hash: str
+    role: str
+    status: str
+    type: str
+    scope: str
+    topic_key: str
+    title: str
+    recall_when: str
+    tags: str
+    keywords: str
+    summary: str
+    topic_path: str
+    body: str
+    original: str
+    edges: tuple[tuple[str, str, str], ...]
+
+
+def _row_fields(m: Memory) -> RowFields:
+    """The memory's `RowFields`."""
+    return RowFields(
         m.id,
         m.path,
         m.content_hash,
@@ -126,7 +150,7 @@ def _row_fields(m: Memory) -> tuple:
     )
 
 
-def _row_hash(fields: tuple) -> str:
+def _row_hash(fields: RowFields) -> str:
     # The reader resolves some fields from more than the file's bytes (defaults, links checked
     # against the rest of the vault), so comparing what is stored is safer than the file hash.
     # The mtime is left out: touching a file must not re-index it.
@@ -231,7 +255,7 @@ class IndexSync:
                     }
                 after = {}
                 unchanged = 0
-            changed: list[tuple[Memory, tuple, str]] = []
+            changed: list[tuple[Memory, RowFields, str]] = []
             touched: list[tuple[float, int]] = []
             added = updated = deferred = 0
             stale_added = False
@@ -387,48 +411,30 @@ class IndexSync:
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
 
-    def _insert_memory(self, m: Memory, fields: tuple, row_hash: str) -> int:
+    def _insert_memory(self, m: Memory, fields: RowFields, row_hash: str) -> int:
         """Insert one memory into every table; returns its rowid."""
         conn = self._conn
         text = embed_text(m)
-        (
-            mid,
-            path,
-            chash,
-            role,
-            status,
-            mtype,
-            scope,
-            topic_key,
-            title,
-            recall_when,
-            tags,
-            keywords,
-            summary,
-            topic_path,
-            body,
-            original,
-            _edges,
-        ) = fields
+        mid = fields.id
         # The texts themselves live in the vault (and the reading cache); the FTS5 tables are
         # contentless, so the row keeps only what the sync and the filters compare.
         conn.execute(
             "INSERT INTO memories(id, path, content_hash, row_hash, embed_hash, mtime, role,"
             " status, type, scope, topic_key) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (mid, path, chash, row_hash, _sha(text), m.mtime, role, status, mtype, scope,
-             topic_key),
+            (mid, fields.path, fields.content_hash, row_hash, _sha(text), m.mtime, fields.role,
+             fields.status, fields.type, fields.scope, fields.topic_key),
         )
         rowid = conn.last_insert_rowid()
         conn.execute(
             f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)",
             (
                 rowid,
-                title,
-                recall_when,
-                tags,
-                keywords,
-                summary,
-                topic_path,
+                fields.title,
+                fields.recall_when,
+                fields.tags,
+                fields.keywords,
+                fields.summary,
+                fields.topic_path,
                 m.body_without_related,
             ),
         )
@@ -438,7 +444,8 @@ class IndexSync:
                 "INSERT INTO memories_trigram(rowid, content) VALUES (?,?)", (rowid, content)
             )
         conn.execute(
-            "INSERT INTO memories_original(rowid, original) VALUES (?,?)", (rowid, original)
+            "INSERT INTO memories_original(rowid, original) VALUES (?,?)",
+            (rowid, fields.original)
         )
         conn.execute("INSERT INTO memories_words(rowid, content) VALUES (?,?)", (rowid, content))
         conn.executemany(
@@ -477,5 +484,5 @@ class IndexSync:
         self.park_turn_vectors([r for r, _ in stored.values()])
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
         if changed or stored:
-            self._turn_vectors = None
+            self.vector_store.forget_turn_vectors()
         return changed or bool(stored)

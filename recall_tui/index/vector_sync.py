@@ -423,7 +423,7 @@ class VectorSync:
         self._novec = None
         self._conn.execute("DROP TABLE IF EXISTS memory_vectors")
         self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
-        self._query_cache.clear()
+        self.vector_store.query_cache.clear()
         self._invalidate()
         self._bump_generation()
 

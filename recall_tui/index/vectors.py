@@ -1,16 +1,24 @@
 """Vectors: sqlite-vec's vec0 table and the numpy kNN over the cached vector matrix.
 
 `VectorStore` is the part of `Index` that embeds queries (`embed_query`) and searches
-by meaning (`vector_search`, `vector_search_sqlite`); `knn_like_sqlite_vec` ranks with numpy
+by meaning (`vector_search`, `vector_search_sqlite`): it is given the connection, the lock,
+the embedder and what it asks the index (`IndexFacts`), and owns its caches (the vector
+matrices, their tie order and norms, the recent query vectors); `knn_like_sqlite_vec` ranks with numpy
 exactly as sqlite-vec's cosine kNN does. Filling the vectors is `vector_sync.py`. Headless.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
+import apsw
 import numpy as np
+
+from recall_tui.index.embed import Embedder
 
 #: Recent query embeddings kept in memory.
 QUERY_CACHE_SIZE = 256
@@ -20,9 +28,68 @@ NUMPY_KNN_MAX_BYTES = 256 * 1024 * 1024
 SQMAG_BLOCK = 4096
 
 
+class IndexFacts(Protocol):
+    """What the vector searches ask the index they are a part of (`Index` implements it)."""
+
+    def meta(self, key: str) -> str | None:
+        """A value of the index's meta table (cached by the index)."""
+        ...
+
+    def has_vec_table(self) -> bool:
+        """Whether the vec0 table exists (it is made with the first vector)."""
+        ...
+
+    def count_vectors(self) -> int:
+        """How many memory vectors are stored (cached by the index)."""
+        ...
+
+    def check_external(self) -> None:
+        """Drop the caches (this part's `reset` included) if another process changed the file."""
+        ...
+
+    @property
+    def vectors_usable(self) -> bool:
+        """Whether the stored vectors were made by this index's embedder."""
+        ...
+
+
 class VectorStore:
-    """The vector half of `Index` (a mixin: it uses the Index's connection, lock, meta and
-    caches)."""
+    """The vector searches of an index (a part of `Index`): given the connection, the lock,
+    the embedder and the index's facts, it owns the caches `reset` empties."""
+
+    def __init__(self, conn: apsw.Connection, lock: threading.RLock, embedder: Embedder,
+                 facts: IndexFacts) -> None:
+        self._conn = conn
+        self._lock = lock
+        self.embedder = embedder
+        self._facts = facts
+        self._meta: Callable[[str], str | None] = facts.meta
+        self._has_vec_table: Callable[[], bool] = facts.has_vec_table
+        self._count_vectors: Callable[[], int] = facts.count_vectors
+        self._check_external: Callable[[], None] = facts.check_external
+        self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        """Recent query vectors (at most QUERY_CACHE_SIZE), by query text."""
+        self._vectors: tuple[list[str], np.ndarray] | None = None
+        self._turn_vectors: tuple[list[str], np.ndarray] | None = None
+        self._vec_rowids: np.ndarray | None = None
+        self._vec_ties: np.ndarray | None = None
+        self._vec_sqmag: np.ndarray | None = None
+
+    def reset(self) -> None:
+        """The memories or vectors changed: forget the matrices (read again on next use)."""
+        self._vectors = None
+        self._vec_rowids = None
+        self._vec_ties = None
+        self._vec_sqmag = None
+        self._turn_vectors = None
+
+    def forget_turn_vectors(self) -> None:
+        """The turns changed: forget their matrix."""
+        self._turn_vectors = None
+
+    @property
+    def _vectors_usable(self) -> bool:
+        return self._facts.vectors_usable
 
     def vector_search(self, qvec, k: int) -> list[tuple[str, float]]:
         """The `k` memories nearest `qvec`, as (id, cosine similarity): what sqlite-vec's kNN
@@ -125,16 +192,16 @@ class VectorStore:
         if self.embedder.name == "none" or not self._vectors_usable:
             return None
         with self._lock:
-            hit = self._query_cache.get(text)
+            hit = self.query_cache.get(text)
             if hit is not None:
-                self._query_cache.move_to_end(text)
+                self.query_cache.move_to_end(text)
                 return hit
         vec = self.embedder.embed([text])[0]  # outside the lock: it may take milliseconds
         vec.setflags(write=False)
         with self._lock:
-            self._query_cache[text] = vec
-            while len(self._query_cache) > QUERY_CACHE_SIZE:
-                self._query_cache.popitem(last=False)
+            self.query_cache[text] = vec
+            while len(self.query_cache) > QUERY_CACHE_SIZE:
+                self.query_cache.popitem(last=False)
         return vec
 
     def vectors(self) -> tuple[list[str], np.ndarray]:

@@ -2,7 +2,8 @@
 
 `refresh(engine)` re-reads the vault, brings the index up to date (only what changed is
 re-indexed and re-embedded), swaps the new vault into the engine (which clears its cache) and
-says what changed. The UI calls it when `$EDITOR` returns; `VaultWatcher` calls it from a
+says what changed. The index layer does not know the engine: it calls back through
+`VaultHolder`, the three things it needs, which the engine (a layer above) provides. The UI calls it when `$EDITOR` returns; `VaultWatcher` calls it from a
 thread whenever watchfiles reports a batch of changes to files the reader reads (`*.md`,
 `sessions/*.jsonl`), ignoring `.recall/` and every other dot-folder, so the index the engine
 writes never wakes the watcher. Headless: no textual, no rich.
@@ -15,12 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import apsw
 import watchfiles
 
-from recall_tui.index.store import IndexFileError, IndexReport
+from recall_tui.index.store import Index, IndexFileError, IndexReport
 from recall_tui.vault.model import Vault
 from recall_tui.vault.reader import read_vault
 
@@ -82,7 +83,20 @@ def diff_vaults(old: Vault, new: Vault) -> tuple[tuple[str, ...], tuple[str, ...
     return added, changed, removed
 
 
-def refresh(engine: Any, *, files: tuple[str, ...] = ()) -> ChangeSummary:
+class VaultHolder(Protocol):
+    """What `refresh` and `VaultWatcher` use of the engine they keep up to date (`Engine`
+    implements it): its vault, its index, and the call that swaps both in."""
+
+    @property
+    def vault(self) -> Vault: ...
+
+    @property
+    def index(self) -> Index | None: ...
+
+    def set_vault(self, vault: Vault, index: Index | None = None) -> None: ...
+
+
+def refresh(engine: VaultHolder, *, files: tuple[str, ...] = ()) -> ChangeSummary:
     """Re-read the engine's vault, update its index and swap both in (the cache is cleared).
 
     Never raises for a vault that went missing or an index that cannot be written: the summary
@@ -139,7 +153,7 @@ class VaultWatcher:
     `call_from_thread`). Changes within `debounce_ms` of each other arrive as one batch.
     """
 
-    def __init__(self, engine: Any, on_change: Callable[[ChangeSummary], None], *,
+    def __init__(self, engine: VaultHolder, on_change: Callable[[ChangeSummary], None], *,
                  debounce_ms: int = 200) -> None:
         self.engine = engine
         self.root = Path(engine.vault.root).resolve()
@@ -191,7 +205,7 @@ class VaultWatcher:
                     continue
                 files = tuple(sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch}))
                 self.on_change(refresh(self.engine, files=files))
-        except BaseException as exc:  # noqa: BLE001 - kept for the UI to show; the thread ends
+        except BaseException as exc:  # kept for the UI to show; the thread ends
             self.error = exc
         finally:
             self._ready.set()

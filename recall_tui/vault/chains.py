@@ -72,8 +72,8 @@ def _supersession_links(
     """
     links: dict[tuple[str, str], _Link] = {}
     for m in memories.values():
-        for older in m.supersedes:
-            links.setdefault((older, m.id), _Link(older, m.id)).by_newer = True
+        for older_id in m.supersedes:
+            links.setdefault((older_id, m.id), _Link(older_id, m.id)).by_newer = True
         if m.superseded_by is not None:
             links.setdefault((m.id, m.superseded_by), _Link(m.id, m.superseded_by)).by_older = True
 

@@ -66,24 +66,26 @@ def parse_in_pool(
     workers = max(1, min(workers, len(chunks)))
     results: list[list[bytes] | None] = [None] * len(chunks)
     arrived = [threading.Event() for _ in chunks]
-    procs: list[subprocess.Popen] = []
+    procs: list[subprocess.Popen[bytes]] = []
 
-    def collect(proc: subprocess.Popen, mine: list[int]) -> None:
+    def collect(proc: subprocess.Popen[bytes], mine: list[int]) -> None:
         # Chunk k goes to worker k % workers; a failed worker leaves its chunks empty.
+        out = proc.stdout
+        assert out is not None  # opened with stdout=PIPE
         try:
             for k in mine:
-                blobs = marshal.load(proc.stdout)
+                blobs = marshal.load(out)
                 if type(blobs) is not list or len(blobs) != len(chunks[k]):
                     break
                 results[k] = blobs
                 arrived[k].set()
-        except Exception:  # noqa: BLE001 - EOF or garbage: the caller parses the rest
+        except Exception:  # EOF or garbage: the caller parses the rest
             pass
         finally:
             for k in mine:
                 arrived[k].set()
 
-    readers = []
+    readers: list[threading.Thread] = []
     try:
         for w in range(workers):
             mine = list(range(w, len(chunks), workers))
@@ -121,10 +123,12 @@ def parse_in_pool(
                 proc.stdout.close()
 
 
-def _feed(proc: subprocess.Popen, payload: bytes) -> None:
+def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
     """Write a worker's files to its stdin (on its own thread: a full pipe blocks only it)."""
     try:
-        proc.stdin.write(payload)
-        proc.stdin.close()
+        stdin = proc.stdin
+        assert stdin is not None  # opened with stdin=PIPE
+        stdin.write(payload)
+        stdin.close()
     except OSError:
         pass

@@ -28,7 +28,7 @@ import marshal
 import os
 import pickle
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -103,7 +103,7 @@ def _share(v: Any, done: dict[int, Any] | None = None) -> Any:
     return v
 
 
-class _LazyFront(Mapping):
+class _LazyFront(Mapping[str, Any]):
     """A memory's raw frontmatter from the reading cache, decoded on first use: a re-read of
     100k memories then does not build 100k dicts that only a detail view or an export reads
     (their decoding was a fifth of a re-read). Read-only like the `MappingProxyType` a parse
@@ -112,19 +112,20 @@ class _LazyFront(Mapping):
 
     __slots__ = ("_kind", "_blob", "_vals", "_raw")
 
-    def __init__(self, kind: int, blob: bytes, vals: tuple = ()):
-        self._kind, self._blob, self._vals, self._raw = kind, blob, vals, None
+    def __init__(self, kind: int, blob: bytes, vals: tuple[Any, ...] = ()):
+        self._kind, self._blob, self._vals = kind, blob, vals
+        self._raw: dict[str, Any] | None = None
 
-    def _get(self) -> dict:
+    def _get(self) -> dict[str, Any]:
         raw = self._raw
         if raw is None:  # two threads may both decode: the same dict, either one is kept
             raw = self._raw = _unpack_front(self._kind, self._blob, self._vals)
         return raw
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Any:
         return self._get()[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._get())
 
     def __len__(self) -> int:
@@ -139,7 +140,7 @@ class _LazyFront(Mapping):
     __hash__ = None  # type: ignore[assignment]  # as a mappingproxy of a dict
 
 
-_NO_EXTRA: MappingProxyType = MappingProxyType({})
+_NO_EXTRA: MappingProxyType[str, Any] = MappingProxyType({})
 
 
 #: Memory fields a frontmatter value may be found equal to (a string, or a list of strings
@@ -153,7 +154,7 @@ _REF = "\x00field"
 _REFL = "\x00fieldlist"
 
 
-def _ref_kind(v, mv) -> str | None:
+def _ref_kind(v: object, mv: object) -> str | None:
     """_REF when the frontmatter value `v` is the Memory field's value `mv` (a string),
     _REFL when `v` is a list of strings equal to the tuple `mv`, else None."""
     if type(v) is str:
@@ -164,7 +165,7 @@ def _ref_kind(v, mv) -> str | None:
     return None
 
 
-def _pack_front(raw: dict, m: Memory | None = None) -> tuple[int, object, tuple]:
+def _pack_front(raw: dict[str, Any], m: Memory | None = None) -> tuple[int, object, tuple[int, ...]]:
     """The raw frontmatter, for marshal, as (kind, blob, refs), with top-level datetimes and
     dates (YAML's timestamps) tagged as (_DT or _DAY, isoformat) tuples (YAML never gives
     tuples), and a value equal to `m`'s field of that name (the title, the tags, ...) stored
@@ -174,7 +175,7 @@ def _pack_front(raw: dict, m: Memory | None = None) -> tuple[int, object, tuple]
     pickled (slower to load: a fifth of the synthetic vault's records were, for a
     `valid_from` date)."""
     refs: list[int] = []
-    tagged = {}
+    tagged: dict[str, Any] = {}
     for k, v in raw.items():
         t = type(v)
         if t is datetime:
@@ -193,10 +194,11 @@ def _pack_front(raw: dict, m: Memory | None = None) -> tuple[int, object, tuple]
         return 1, pickle.dumps(raw, protocol=5), ()
 
 
-def _unpack_front(kind: int, blob: bytes, vals: tuple = ()) -> dict:
+def _unpack_front(kind: int, blob: bytes, vals: tuple[Any, ...] = ()) -> dict[str, Any]:
     if kind:
-        return pickle.loads(blob)
-    value = marshal.loads(blob)
+        unpickled: dict[str, Any] = pickle.loads(blob)
+        return unpickled
+    value: dict[str, Any] = marshal.loads(blob)
     for k, v in value.items():
         if type(v) is tuple:
             tag = v[0]
@@ -211,8 +213,8 @@ def _unpack_front(kind: int, blob: bytes, vals: tuple = ()) -> dict:
     return value
 
 
-def _pack_memory(m: Memory) -> tuple:
-    out = []
+def _pack_memory(m: Memory) -> tuple[Any, ...]:
+    out: list[Any] = []
     for name in _MEMORY_FIELDS:
         v = getattr(m, name)
         if name in _DATES:
@@ -241,11 +243,11 @@ _fromiso = datetime.fromisoformat
 _dayiso = date.fromisoformat
 
 
-_LINES: dict[tuple, MappingProxyType] = {}
+_LINES: dict[tuple[tuple[str, int], ...], MappingProxyType[str, int]] = {}
 _LINES_MAX = 50_000
 
 
-def _shared_lines(lines: dict) -> MappingProxyType:
+def _shared_lines(lines: dict[str, int]) -> MappingProxyType[str, int]:
     """One read-only `key_lines` mapping per distinct layout: files written from the same
     template share it (1.3k layouts for 10k synthetic memories)."""
     key = tuple(lines.items())
@@ -257,10 +259,10 @@ def _shared_lines(lines: dict) -> MappingProxyType:
     return proxy
 
 
-def _compile_unpack():
+def _compile_unpack() -> Callable[[tuple[Any, ...]], Memory]:
     """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
     field, no loop): building 100k Memory objects is the bulk of a re-read."""
-    env: dict = {
+    env: dict[str, Any] = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
         "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
@@ -290,8 +292,9 @@ def _compile_unpack():
             v = f"_shared_lines({v})"
         lines.append(f"    _s{i}(m, {v})")
     lines.append("    return m")
-    exec("\n".join(lines), env)  # noqa: S102 - code generated from the dataclass fields
-    return env["_unpack_memory"]
+    exec("\n".join(lines), env)  # code generated from the dataclass fields
+    unpack: Callable[[tuple[Any, ...]], Memory] = env["_unpack_memory"]
+    return unpack
 
 
 # Built as unpickling builds a dataclass (no __init__ and its checks): the values were
@@ -396,7 +399,7 @@ class ReadCache:
                         os.unlink(str(path) + suffix)
         return None
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple[str, FileKey, bytes]]:
         """(rel, key, record bytes) of every cached record, one at a time (nothing on a
         SQLite error: the reader then parses what it did not get)."""
         try:

@@ -124,8 +124,8 @@ def _read_memory_cached(
     unchanged, else a fresh parse, queued in `fresh` for the cache."""
     hit = decoded.pop(f.rel, None)
     if hit is not None:
-        memory, file_problems = hit
-        problems.extend(file_problems)
+        memory, cached_problems = hit
+        problems.extend(cached_problems)
         return memory
     file_problems: list[Problem] = []
     memory = _read_memory(f, file_problems)
@@ -164,7 +164,7 @@ def _cached_records(
         elif now == key:
             try:
                 decoded[rel] = cache_loads(blob)
-            except Exception:  # noqa: BLE001 - a record this reader cannot load: parse again
+            except Exception:  # a record this reader cannot load: parse again
                 pass
     return keys, decoded, gone
 
@@ -421,7 +421,7 @@ def _parse_in_parallel(
     for rel, blob in parse_in_pool(todo, n, tick):
         try:
             decoded[rel] = cache_loads(blob)
-        except Exception:  # noqa: BLE001 - cannot happen with this reader's records: parse it
+        except Exception:  # cannot happen with this reader's records: parse it
             continue
         key = keys.get(rel)
         if rcache is not None and key is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from recall_tui.engine.config import BoostsConfig
+from recall_tui.engine.config_sections import BoostsConfig, StalenessBoost
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import BoostFactor, Candidate
@@ -60,7 +60,7 @@ def bucket(hour: int) -> str:
     return "night"
 
 
-def staleness(m: Memory, now: datetime, cfg) -> tuple[str, float, str]:
+def staleness(m: Memory, now: datetime, cfg: StalenessBoost) -> tuple[str, float, str]:
     """(label, age in days, explanation) of a memory's lifecycle stage."""
     age = (now - m.updated).total_seconds() / 86400
     if m.expires is not None and m.expires < now:
@@ -128,23 +128,23 @@ def compute(m: Memory, cfg: BoostsConfig, ctx: BoostContext) -> tuple[list[Boost
         else:
             out.append(BoostFactor("spacing", 1.0, f"{len(times)} recall(s): no interval"))
     if cfg.context.enabled:
-        c = cfg.context
+        cx = cfg.context
         add = 0.0
         parts = []
         if ctx.hour is not None and bucket(m.created.hour) == bucket(ctx.hour):
-            add += c.hour
-            parts.append(f"{bucket(ctx.hour)} +{c.hour:g}")
+            add += cx.hour
+            parts.append(f"{bucket(ctx.hour)} +{cx.hour:g}")
         if ctx.weekday is not None:
             wd = m.created.weekday()
             if wd == ctx.weekday:
-                add += c.weekday
-                parts.append(f"same weekday +{c.weekday:g}")
+                add += cx.weekday
+                parts.append(f"same weekday +{cx.weekday:g}")
             elif (wd >= 5) == (ctx.weekday >= 5):
-                add += c.weekday / 2
-                parts.append(f"same {'weekend' if wd >= 5 else 'weekday'} kind +{c.weekday / 2:g}")
+                add += cx.weekday / 2
+                parts.append(f"same {'weekend' if wd >= 5 else 'weekday'} kind +{cx.weekday / 2:g}")
         if ctx.topic and (m.topic_key == ctx.topic or m.topic_path.startswith(ctx.topic)):
-            add += c.topic
-            parts.append(f"topic {ctx.topic} +{c.topic:g}")
+            add += cx.topic
+            parts.append(f"topic {ctx.topic} +{cx.topic:g}")
         out.append(BoostFactor("context", 1 + add, ", ".join(parts) or "no context match"))
     if cfg.cross_channel.enabled:
         lexical_only = bool(ctx.channels) and ctx.channels <= LEXICAL
@@ -181,7 +181,8 @@ def run(engine: StageContext, st: RecallState) -> Out:
     for mid in st.order:
         m = vault.memories[mid]
         chans = frozenset(c.channel for c in st.channel_scores.get(mid, ()))
-        count, times = 0, ()
+        count = 0
+        times: tuple[datetime, ...] = ()
         if need_stats and engine.index is not None:
             try:
                 rs = engine.index.recall_stats(mid)

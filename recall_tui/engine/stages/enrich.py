@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.vault.model import Chain, Vault
 
 
-def warnings_for(vault, hits: list[str], chains: dict | None = None) -> dict[str, list[str]]:
+def warnings_for(vault: Vault, hits: list[str],
+                 chains: dict[str, Chain] | None = None) -> dict[str, list[str]]:
     """Conflict warnings between hits, and superseded-but-recalled warnings. `chains`
     (id -> Chain) avoids scanning every chain per hit."""
     out: dict[str, list[str]] = {mid: [] for mid in hits}
@@ -29,7 +31,7 @@ def warnings_for(vault, hits: list[str], chains: dict | None = None) -> dict[str
     return out
 
 
-def timelines(vault, hits: list[str]) -> list[tuple[str, tuple[str, ...]]]:
+def timelines(vault: Vault, hits: list[str]) -> list[tuple[str, tuple[str, ...]]]:
     """Topics (topic_key, else topic_path) shared by two or more hits, members oldest first."""
     groups: dict[str, list[str]] = {}
     for mid in hits:

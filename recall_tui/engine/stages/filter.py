@@ -10,12 +10,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from recall_tui.engine.config import FilterConfig
+from recall_tui.engine.config_sections import FilterConfig
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Filters, Out, RecallState
 from recall_tui.engine.trace import Candidate
-from recall_tui.vault.model import Memory, Role, Vault
+from recall_tui.vault.model import Chain, Memory, Role, Vault
+
+if TYPE_CHECKING:
+    from recall_tui.engine.state import Filters
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ def effective_filter(cfg: FilterConfig, call: Filters) -> FilterConfig:
 
 
 def _overridden(cfg: FilterConfig, call: Filters) -> FilterConfig:
-    changes = {}
+    changes: dict[str, Any] = {}
     for name in ("types", "scopes", "tags"):
         v = getattr(call, name)
         if v:
@@ -57,7 +61,7 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat().replace("+00:00", "Z")
 
 
-def current_as_of(vault: Vault, chain, t: datetime) -> str | None:
+def current_as_of(vault: Vault, chain: Chain | None, t: datetime) -> str | None:
     """The member of a supersession chain that was current at t (the newest one ingested by
     then), or None when there is no chain or none was ingested by t."""
     if chain is None:
@@ -71,7 +75,7 @@ def current_as_of(vault: Vault, chain, t: datetime) -> str | None:
 
 
 def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
-                  as_of: datetime | None, chains: dict | None = None) -> str | None:
+                  as_of: datetime | None, chains: dict[str, Chain] | None = None) -> str | None:
     """Why `m` may not be recalled under these filters, or None when it may. `chains`
     (id -> Chain) saves a scan of every chain per memory on large vaults."""
     if isinstance(fc, CallFilter):
@@ -118,17 +122,17 @@ def filter_reason(m: Memory, vault: Vault, fc: FilterConfig, now: datetime,
     return None
 
 
-def chain_map(vault: Vault) -> dict:
+def chain_map(vault: Vault) -> dict[str, Chain]:
     """id -> its supersession Chain."""
     return {mid: c for c in vault.chains for mid in c.ids}
 
 
-class Eligibility(dict):
+class Eligibility(dict[str, str | None]):
     """id -> filter reason (None: may be recalled), computed on first access, so a recall
     judges only the memories some channel found (or that `why` asks about)."""
 
     def __init__(self, vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime | None,
-                 chains: dict | None = None):
+                 chains: dict[str, Chain] | None = None):
         super().__init__()
         self._args = (vault, fc, now, as_of, chain_map(vault) if chains is None else chains)
 
@@ -139,12 +143,13 @@ class Eligibility(dict):
         self[memory_id] = reason
         return reason
 
-    def get(self, memory_id, default=None):  # noqa: D401 (dict.get would bypass __missing__)
+    def get(self, memory_id: str, default: object = None) -> str | None:
+        # dict.get would bypass __missing__; the default is never used
         return self[memory_id]
 
 
 def eligibility(vault: Vault, fc: FilterConfig, now: datetime, as_of: datetime | None,
-                chains: dict | None = None) -> Eligibility:
+                chains: dict[str, Chain] | None = None) -> Eligibility:
     """Lazy filter_reason for the memories of the vault."""
     return Eligibility(vault, fc, now, as_of, chains)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 
 from recall_tui.engine import calibration
+from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.depth import above_depth, pool_depth
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
@@ -52,7 +53,7 @@ def scale(scores: dict[str, float], how: str, fusion_max: float) -> dict[str, fl
 
 
 def explain(before: float, after: float, how: str, fusion_max: float, top: float,
-            fuse_cfg) -> str:
+            fuse_cfg: FuseConfig) -> str:
     """The scaling step written out: the score before, what it is divided by, and why a
     score can pass 100."""
     if how == "raw":

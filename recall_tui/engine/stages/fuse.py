@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import CHANNELS, Candidate, ChannelScore
@@ -93,7 +94,7 @@ def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
     return out
 
 
-def formula(cfg, parts: Sequence[ChannelScore], score: float,
+def formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
             bounds: Mapping[str, tuple[float, float]] | None = None) -> str:
     """The fused score written out with its numbers, e.g.
     `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
@@ -139,7 +140,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
             best -= cfg.linear_keyword
         st.fusion_max = best if best > 0 else 1.0
     elif cfg.method == "convex":
-        bounds = ranges(rankings)
+        bounds: dict[str, tuple[float, float]] | None = ranges(rankings)
         fused = convex(rankings, weights, bounds)
         st.fusion_max = sum(weights[c] for c in rankings) or 1.0
     else:

@@ -16,6 +16,9 @@ the rows (and the short-circuit that counts them) are the same at every requeste
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from recall_tui.engine.config_sections import FuzzyConfig
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import fold
@@ -26,7 +29,8 @@ def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.fuzzy
     if not cfg.enabled:
         return Out(skipped=True, reason="disabled by the configuration")
-    if engine.index is None:
+    index = engine.index
+    if index is None:
         return Out(skipped=True, reason="no index")
     if st.query.empty:
         return Out(skipped=True, reason="no query terms")
@@ -35,7 +39,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
     info: list[tuple[str, str]] = [("limit", str(limit))]
     text = fold(st.query.text)
 
-    def take(name: str, fn) -> None:
+    def take(name: str, fn: Callable[[], Sequence[tuple[str, float]]]) -> None:
         try:
             rows = fn()
         except Exception as exc:  # a malformed match must not fail the recall
@@ -49,22 +53,22 @@ def run(engine: StageContext, st: RecallState) -> Out:
         info.append((name, f"{len(rows)} rows, {new} new"))
 
     if cfg.porter:
-        take("porter", lambda: engine.index.fts_any(st.query.words, limit))
+        take("porter", lambda: index.fts_any(st.query.words, limit))
     if cfg.trigram and cfg.trigram_mode == "scan":
         # The content trigram table is built on the first scan (it is not needed otherwise).
         try:
-            built = engine.index.ensure_trigram(engine.vault)
+            built = index.ensure_trigram(engine.vault)
         except Exception as exc:
             info.append(("trigram index", f"failed: {exc}"))
         else:
             if built is not None:
                 info.append(("trigram index", f"built now (first scan): {built:.0f} ms"))
-        take("trigram", lambda: engine.index.fts_trigram(text, limit, column="content"))
+        take("trigram", lambda: index.fts_trigram(text, limit, column="content"))
     elif cfg.trigram:
         _corrected(engine, st, cfg, limit, info, take)
     if cfg.original_fallback:
         if len(found) < limit:
-            take("original", lambda: engine.index.fts_trigram(text, limit, column="original"))
+            take("original", lambda: index.fts_trigram(text, limit, column="original"))
         else:
             info.append(("original", "not needed (limit reached)"))
     out = Out(info=info)
@@ -73,10 +77,14 @@ def run(engine: StageContext, st: RecallState) -> Out:
     return out
 
 
-def _corrected(engine: StageContext, st: RecallState, cfg, limit: int, info: list, take) -> None:
+def _corrected(engine: StageContext, st: RecallState, cfg: FuzzyConfig, limit: int,
+               info: list[tuple[str, str]],
+               take: Callable[[str, Callable[[], Sequence[tuple[str, float]]]], None]) -> None:
     """Sub-query 2 in `correct` mode: replacements of unknown words, searched by porter bm25."""
+    index = engine.index
+    assert index is not None  # run() skips the stage without an index
     try:
-        fixes = engine.index.correct_terms(
+        fixes = index.correct_terms(
             st.query.words,
             max_edits=cfg.max_edits or None,
             max_completions=max(0, cfg.completions),
@@ -90,4 +98,4 @@ def _corrected(engine: StageContext, st: RecallState, cfg, limit: int, info: lis
         return
     info.append(("corrections", "; ".join(c.describe() for c in fixes)))
     if terms:
-        take("corrected", lambda: engine.index.fts_any(terms, limit))
+        take("corrected", lambda: index.fts_any(terms, limit))

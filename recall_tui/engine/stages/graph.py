@@ -47,9 +47,9 @@ def find_entities(query_text: str, names: Iterable[str], hints: Iterable[str] = 
             start = q.find(f" {norm} ", start + 1)
     out = [n for _, n in sorted(found)]
     for h in hints:
-        n = by_norm.get(normalise_entity(h))
-        if n is not None and n not in out:
-            out.append(n)
+        known = by_norm.get(normalise_entity(h))
+        if known is not None and known not in out:
+            out.append(known)
     return out
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from recall_tui.engine.bm25 import FIELDS
+from recall_tui.engine.config import Config
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate, MatchedTerms
 
 
-def field_weights(cfg) -> dict[str, float]:
+def field_weights(cfg: Config) -> dict[str, float]:
     """The keyword section's weight per field."""
     return {f: float(getattr(cfg.keyword, f)) for f in FIELDS}
 

@@ -24,6 +24,7 @@ import difflib
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from typing import Any
 
 from recall_tui.engine.config import Config
 from recall_tui.engine.stages import StageContext
@@ -100,7 +101,8 @@ def run(engine: StageContext, st: RecallState) -> Out:
             inline_as_of = parse_time(value)
     for name, vals in adds.items():
         if vals:
-            f = dataclasses.replace(f, **{name: tuple(getattr(f, name)) + tuple(vals)})
+            more: dict[str, Any] = {name: tuple(getattr(f, name)) + tuple(vals)}
+            f = dataclasses.replace(f, **more)
     st.query, st.filters = pq, f
     st.as_of = st.as_of or inline_as_of
     fc = filter_stage.effective_filter(cfg.filter, f)

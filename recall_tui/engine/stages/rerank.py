@@ -12,6 +12,7 @@ from typing import Protocol
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
+from recall_tui.vault.model import Memory
 
 
 class Reranker(Protocol):
@@ -22,7 +23,7 @@ class Reranker(Protocol):
     def score(self, query: str, texts: Sequence[str]) -> Sequence[float]: ...
 
 
-def memory_text(m) -> str:
+def memory_text(m: Memory) -> str:
     """What the cross-encoder reads for a memory."""
     return f"{m.title}. {m.summary}"
 

@@ -63,6 +63,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
     if vec is None:
         return Out(skipped=True, reason=reason)
     want = fetch_count(st)
+    assert engine.index is not None  # a query vector needs the index
     try:
         rows = engine.index.vector_search(vec, want)
     except Exception as exc:
