@@ -149,8 +149,8 @@ def clean_json_line(line: str) -> str:
 
 
 class _CleanStdin(io.TextIOWrapper):
-    def readline(self, size: int = -1, /) -> str:
-        return clean_json_line(super().readline(size))
+    def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]  # text, not bytes
+        return clean_json_line(super().readline(-1 if size is None else size))
 
 
 class _Server(MCPServer):

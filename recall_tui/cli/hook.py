@@ -112,7 +112,7 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
             _warn_arg(f"unrecognized arguments: {' '.join(extra)}")
         return ns, []
 
-    p.parse_known_args = lenient  # type: ignore[method-assign]  # the hook's parser only
+    p.parse_known_args = lenient  # type: ignore[method-assign, assignment]  # the hook's parser only
 
 
 def _warn_arg(message: str) -> None:
@@ -234,7 +234,11 @@ def _install(args: argparse.Namespace) -> int:
         print(json_text(block, indent=2))
         return 0
     vault = root
-    return _edit(args, name, lambda sf: merge_hooks(sf.data, block, vault, sf.path) or 0,
+    def merge(sf: Any) -> int:
+        merge_hooks(sf.data, block, vault, sf.path)
+        return 0
+
+    return _edit(args, name, merge,
                  "already has these hooks", "hooks written to")
 
 

@@ -152,7 +152,8 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
     cal = for_engine(engine)
     memo = engine._derived.get("probe_bests")
     if memo is not None and memo[0] is cal:
-        return memo[1]
+        cached: tuple[float, ...] = memo[1]
+        return cached
     vecs = engine.memory_vectors()
     ids = [i for i in vecs if i in cal.terms]
     mat = np.stack([vecs[i] for i in ids]) if ids else None

@@ -158,6 +158,11 @@ class Engine:
         value: _T = self._derived[name]
         return value
 
+    def memo(self, name: str, build: Callable[[], _T]) -> _T:
+        """A value derived from the vault (built once, dropped when the vault changes): how a
+        stage of its own keeps what it computes per vault."""
+        return self._memo(name, build)
+
     def chains(self) -> dict[str, Chain]:
         """id -> its supersession Chain."""
         return self._memo("chains", lambda: filter_stage.chain_map(self.vault))

@@ -115,9 +115,8 @@ class TuningActions:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        self.push_screen(SavePresetScreen(changed, heldout_verdict(pane.tune_result,
-                                                                   pane.config)),  # type: ignore[attr-defined]
-                         lambda choice: self._save_preset(pane, choice))
+        screen = SavePresetScreen(changed, heldout_verdict(pane.tune_result, pane.config))
+        self.push_screen(screen, lambda choice: self._save_preset(pane, choice))  # type: ignore[attr-defined]
 
     def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
         from recall_tui.tuning.presets_io import save_preset
@@ -132,7 +131,7 @@ class TuningActions:
             self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
             return
         self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
-        self.reload_presets()  # type: ignore[attr-defined]  # type: ignore[attr-defined]
+        self.reload_presets()  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
         if choice.activate:  # a separate decision: saving never deploys by itself

@@ -323,8 +323,10 @@ class _Runner:
             quiet = float(off_rows[:, len(OBJECTIVE)].mean()) if len(off_rows) else None
             if on is not None and quiet is not None:
                 vals.append((1 - self.w) * on + self.w * quiet)
-            elif on is not None or quiet is not None:
-                vals.append(on if on is not None else quiet)
+            elif on is not None:
+                vals.append(on)
+            elif quiet is not None:
+                vals.append(quiet)
         return float(np.mean(vals)) if vals else 0.0
 
 

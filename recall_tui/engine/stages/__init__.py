@@ -10,7 +10,8 @@ fields of `RecallState`, never through the engine."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:  # types only: the stage modules import this package at run time
     import numpy as np
@@ -21,6 +22,9 @@ if TYPE_CHECKING:  # types only: the stage modules import this package at run ti
     from recall_tui.engine.stages.rerank import Reranker
     from recall_tui.index.store import Index
     from recall_tui.vault.model import Chain, Turn, Vault
+
+
+_T = TypeVar("_T")
 
 
 class StageContext(Protocol):
@@ -79,4 +83,8 @@ class StageContext(Protocol):
 
     def signature_matrix(self) -> tuple[list[str], np.ndarray]:
         """(ids, bits): every memory's 256-bit signature unpacked to a (n, 256) matrix."""
+        ...
+
+    def memo(self, name: str, build: Callable[[], _T]) -> _T:
+        """A value derived from the vault, built once per vault."""
         ...

@@ -80,10 +80,10 @@ def run(engine: StageContext, st: RecallState) -> Out:
         added += old is None
         new = (old or 0.0) + add
         capped = cap is not None and new > cap and (old is None or old < cap)
-        if capped:
+        if capped and cap is not None:
             new = cap
         kept = cap is not None and old is not None and old >= cap
-        if kept:
+        if kept and old is not None:
             new = old  # an ineligible memory above the seeds: the filter will drop it anyway
         st.score[mid] = new
         note(st, mid, f"hop2: +{add:.4g} = {cfg.factor:g} x {top_seed:.4g} (seed {seeds[0]}) "

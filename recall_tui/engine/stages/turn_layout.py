@@ -12,8 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from recall_tui.vault.model import Vault
+
+if TYPE_CHECKING:
+    from recall_tui.engine.stages import StageContext
+    from recall_tui.engine.state import RecallState
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
 
@@ -56,18 +61,18 @@ def build(vault: Vault) -> TurnLayout:
     return TurnLayout(sessions, place, speaker)
 
 
-def layout(engine) -> TurnLayout:
+def layout(engine: StageContext) -> TurnLayout:
     """The engine's vault's layout, built once per vault (rebuilt on a vault change)."""
-    return engine._memo("turn_layout", lambda: build(engine.vault))
+    return engine.memo("turn_layout", lambda: build(engine.vault))
 
 
-def resort(engine, st) -> None:
+def resort(engine: StageContext, st: RecallState) -> None:
     """Re-rank `st.order` by `st.score` with the pipeline's tie-breaks (newer, then id)."""
     mems = engine.vault.memories
     st.order = sorted(st.score, key=lambda mid: (-st.score[mid],
                                                  -mems[mid].updated.timestamp(), mid))
 
 
-def note(st, mid: str, text: str) -> None:
+def note(st: RecallState, mid: str, text: str) -> None:
     """Leave a line for the hit's explanation (shown under `notes`)."""
     st.turn_notes.setdefault(mid, []).append(text)

@@ -13,13 +13,16 @@ amount are in the trace."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.turn_layout import layout, note, resort
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
 
-def spread(scores: dict[str, float], sessions, place, size: int, weight: float,
+def spread(scores: dict[str, float], sessions: Mapping[str, tuple[str, ...]],
+           place: Mapping[str, tuple[str, int]], size: int, weight: float,
            decay: float) -> dict[str, tuple[float, str, int]]:
     """turn id -> (amount added, the neighbour it came from, distance): for every turn
     within `size` of a scored turn, the best `weight x decay^(d-1) x score`."""
