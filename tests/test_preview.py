@@ -21,7 +21,7 @@ from tests.conftest import PINNED_NOW
 
 MEMORY = "homelab-backup-restic-b2"
 QUERY = "what fee do we pay for family pictures sitting offsite"
-PHRASE = "what do we pay for offsite backups"
+PHRASE = "what fee do we pay for family pictures kept offsite"
 K = 10
 
 

@@ -32,6 +32,7 @@ from tests.test_tui_app import SIZE, cell_text, settle
 from tests.waiting import wait_until
 
 QUERY = "postgres upgrade"
+Q7 = "stripe webhook retries"
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,7 @@ async def test_6_judge_takes_the_highlighted_hit_not_the_vault_memory(engine):
         app.open_memory(other)  # what enter in the Vault pane does
         await until(pilot, lambda: app.main().active_pane() == "memory", "the memory pane")
         assert app.current_id == other
-        await pilot.press("escape", "1")
+        await pilot.press("1")  # from the Memory pane (escape would go to the query: issue 22)
         table = app.main().query_one(ResultsTable)
         table.move_cursor(row=1, animate=False)
         await until(pilot, lambda: table.cursor_row == 1, "the cursor on the second hit")
@@ -196,20 +197,28 @@ async def test_6_judge_takes_the_highlighted_hit_not_the_vault_memory(engine):
 async def test_7_delta_survives_the_rerun_after_a_recall_when_save(vault_copy):
     engine = open_engine(vault_copy, preset="default", embedder="local")
     app = new_app(engine)
+    # a query where rewriting a lower hit's recall_when lifts it ("postgres upgrade", the
+    # other tests' query, has every hit matching it fully already)
     async with app.run_test(size=(140, 40)) as pilot:
-        await query(pilot, app, QUERY)
+        await query(pilot, app, Q7)
         before = [h.id for h in app.trace.hits]
-        # the last hit: under the default's convex fusion the phrase lifts it (the third hit,
-        # already a strong keyword match, stays where it is; the premise is checked below)
-        last = len(before)
-        target = before[-1]
+        # the lowest hit the phrase lifts (found with the headless preview, which measures the
+        # edit without writing it; the premise is checked again below on the real save)
+        from recall_tui.tuning.preview import preview_recall_when
+
+        target = next((mid for mid in reversed(before[1:])
+                       if (r := preview_recall_when(engine, mid, [Q7], Q7,
+                                                    now=app.request.now, k=len(before))
+                           .after.rank) is not None and r < before.index(mid) + 1), None)
+        assert target is not None, "the phrase should lift some hit (the test's premise)"
+        last = before.index(target) + 1
         table = app.main().query_one(ResultsTable)
         table.focus()
         table.move_cursor(row=last - 1, animate=False)
         await until(pilot, lambda: app.current_id == target, "the last hit current")
         await pilot.press("E")
         await until(pilot, lambda: isinstance(app.screen, RecallWhenScreen), "the editor")
-        app.screen.query_one("#rw-text", TextArea).text = QUERY
+        app.screen.query_one("#rw-text", TextArea).text = Q7
         await pilot.press("ctrl+s")
         await until(pilot, lambda: not isinstance(app.screen, RecallWhenScreen), "the save")
         await settle(pilot, app)
@@ -284,7 +293,7 @@ async def test_11_filter_count_and_superseded_drop_are_shown(engine):
         assert cell_text(wf, wf.get_row_index("filter"), "n") == kept != "0"
         gone = next(d for d in f.dropped if d.reason.startswith("superseded"))
         app.open_memory(gone.id)
-        await pilot.press("escape", "3")
+        await pilot.press("3")  # focus is in the Memory pane; escape would go to the query (issue 22)
         await until(pilot, lambda: bool(app.main().query(SupersessionPane)), "the pane")
         pane = app.main().query_one(SupersessionPane)
         table = pane.query_one("#chain-table", VimTable)

@@ -221,7 +221,7 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
         await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
         pane: TuningPane = app.tuning_pane()
         await wait_until(pilot, lambda: pane.runs is not None and not pane.busy, "tuned runs")
-        k = app.request.k
+        k = pane.config.k  # the side by side runs both sides at the knobs' k
 
         async def compare(a: str, b: str) -> None:
             pane.query_one("#side-preset", Select).value = a

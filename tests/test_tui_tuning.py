@@ -133,8 +133,8 @@ async def test_side_by_side_shows_movements_and_figures(engine):
         pane = await open_tuning(pilot, app, QUERY, key="D")
         pane.query_one("#side-preset", Select).value = "memoria"
         await until(pilot, lambda: not pane.busy and pane.runs.side_name == "memoria")
-        a = recall_with(engine, QUERY, load_preset("memoria"), app.request.k)
-        b = recall_with(engine, QUERY, engine.config, app.request.k)
+        a = recall_with(engine, QUERY, load_preset("memoria"), pane.config.k)
+        b = recall_with(engine, QUERY, engine.config, pane.config.k)
         d = diff_rankings(a, b)
         assert pane.runs.side_diff.movements == d.movements
         figures = str(pane.query_one("#side-figures", Static).render())

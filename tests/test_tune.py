@@ -405,7 +405,10 @@ def test_read_golden_category(tmp_path):
                  '{"query": "b", "relevant": ["y"]}\n', encoding="utf-8")
     qs = metrics.read_golden(p)
     assert [q.category for q in qs] == ["multi-hop", None]
+    # a numbered category is a label too (issue 22); a list is not
     p.write_text('{"query": "a", "relevant": ["x"], "category": 3}\n', encoding="utf-8")
+    assert [q.category for q in metrics.read_golden(p)] == ["3"]
+    p.write_text('{"query": "a", "relevant": ["x"], "category": ["x"]}\n', encoding="utf-8")
     with pytest.raises(metrics.GoldenError, match="category"):
         metrics.read_golden(p)
 
