@@ -185,6 +185,8 @@ async def test_6_judge_takes_the_highlighted_hit_not_the_vault_memory(engine):
         table = app.main().query_one(ResultsTable)
         table.move_cursor(row=1, animate=False)
         await until(pilot, lambda: table.cursor_row == 1, "the cursor on the second hit")
+        # the highlight reaches the app as a message: wait for it, as a user's eye would
+        await until(pilot, lambda: app.current_id == hits[1], "the second hit current")
         await pilot.press("J")
         await until(pilot, lambda: isinstance(app.screen, GradeScreen), "the judge dialog")
         assert app.screen.memory_id == hits[1]
