@@ -241,7 +241,7 @@ _TUI = (
     "        deadline = time.monotonic() + 240\n"
     "        while app.recall_pending or app.trace is None:\n"
     "            assert time.monotonic() < deadline, 'the recall never showed'\n"
-    "            await pilot.pause(0.05)\n"
+    "            await pilot.pause()\n"
     "        print('problems', *sorted({p.path for p in app.vault.problems}))\n"
     "        print('hits', *[h.id for h in app.trace.hits])\n"
     "asyncio.run(main())\n"
