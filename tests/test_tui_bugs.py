@@ -181,12 +181,20 @@ async def test_6_judge_takes_the_highlighted_hit_not_the_vault_memory(engine):
         app.open_memory(other)  # what enter in the Vault pane does
         await until(pilot, lambda: app.main().active_pane() == "memory", "the memory pane")
         assert app.current_id == other
+        # pressed at once, before the Memory pane's deferred focus ran: that focus must not
+        # switch the tabs back to the Memory pane (it did, one run in four)
         await pilot.press("1")  # from the Memory pane (escape would go to the query: issue 22)
         table = app.main().query_one(ResultsTable)
-        table.move_cursor(row=1, animate=False)
-        await until(pilot, lambda: table.cursor_row == 1, "the cursor on the second hit")
-        # the highlight reaches the app as a message: wait for it, as a user's eye would
-        await until(pilot, lambda: app.current_id == hits[1], "the second hit current")
+        # the pane shown and laid out: a resize redraws the table (and its cursor) first
+        await until(pilot, lambda: app.main().active_pane() == "recall" and table.size.width > 0
+                    and table.row_count == len(hits), "the Recall pane laid out")
+        await settle(pilot, app)
+        table.move_cursor(row=0, animate=False)
+        table.focus()
+        await until(pilot, lambda: app.focused is table, "the results focused")
+        await pilot.press("j")  # what a user does: one row down
+        await until(pilot, lambda: table.current_id() == hits[1], "the cursor on the second hit")
+        # J reads the table's cursor (what the user sees highlighted), not app.current_id
         await pilot.press("J")
         await until(pilot, lambda: isinstance(app.screen, GradeScreen), "the judge dialog")
         assert app.screen.memory_id == hits[1]

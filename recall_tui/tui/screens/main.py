@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TabbedContent, TabPane, Tabs
 
 from recall_tui.tui.panes.agent import AgentPane
 from recall_tui.tui.panes.base import StatePane
@@ -66,6 +66,28 @@ TUNING_MAIN: dict[str, str] = {
 }
 
 
+class PaneTabs(TabbedContent):
+    """The pane tabs. A pane's focus notice is a message: when a pane key was pressed after a
+    widget of the old pane took focus but before the notice arrived, Textual's TabbedContent
+    would switch straight back to the old pane; the same for the tab strip's own notice of
+    an earlier switch. A notice is acted on only while it is still true: the focused widget
+    inside the pane it names, the tab it names the strip's active one."""
+
+    # Textual runs the handler of every class in the MRO: a stale notice is stopped here with
+    # prevent_default(), so TabbedContent's own handler never sees it; a live one goes on to it.
+
+    def _on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tabs.active != event.tab.id:
+            event.prevent_default()
+            event.stop()
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        focused = self.screen.focused
+        if focused is None or event.tab_pane not in focused.ancestors_with_self:
+            event.prevent_default()
+            event.stop()
+
+
 class MainScreen(Screen):
     """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
 
@@ -98,7 +120,7 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield QueryBar(self.request, self.presets, id="querybar")
-        with TabbedContent(id="panes", initial="recall"):
+        with PaneTabs(id="panes", initial="recall"):
             for name, (title, _cls) in PANES.items():
                 with TabPane(title, id=name):
                     if name == "recall":
@@ -181,6 +203,10 @@ class MainScreen(Screen):
         app: Any = self.app  # the RecallApp, which owns the state
         if name not in PANES:
             return
+        if name != self.active_pane():
+            # a stale message: another pane key was pressed before this one was handled, and
+            # focusing this (now hidden) pane would switch the tabs back to it
+            return
         pane = self.pane_widget(name)
         # Typing in the query bar stays there; otherwise focus follows the pane.
         in_bar = self._in_bar()
@@ -221,10 +247,11 @@ class MainScreen(Screen):
 
     def focus_main_later(self, name: str, before: Any = None) -> None:
         """`focus_main(name)` once the pane is laid out, unless focus moved meanwhile from
-        `before` (where it was when the key was pressed)."""
+        `before` (where it was when the key was pressed), or another pane was shown meanwhile
+        (a pane key pressed before the layout: focusing the old pane would switch back to it)."""
 
         def go() -> None:
-            if self._focus_unclaimed(before):
+            if self.active_pane() == name and self._focus_unclaimed(before):
                 self.focus_main(name)
 
         self.call_after_refresh(go)
