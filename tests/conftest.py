@@ -25,14 +25,20 @@ os.environ.setdefault("OLLAMA_HOST", "http://127.0.0.1:9")
 
 # No process of the suite may reach beyond this machine (tests/netguard/sitecustomize.py):
 # this one, and every Python process it starts (PYTHONPATH), log each attempt here.
-# (Idempotent: this module is imported both as `conftest` and as `tests.conftest`.)
-if not os.environ.get(netguard.LOG_ENV):
+# (Idempotent: this module is imported both as `conftest` and as `tests.conftest`.) Under
+# pytest-xdist each worker keeps its own log: a worker inherits the controller's environment,
+# and one shared log would charge one worker's attempt to another worker's test.
+_LOG_OWNER_ENV = "RECALL_TUI_NETGUARD_OWNER"
+_owner = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+if not os.environ.get(netguard.LOG_ENV) or os.environ.get(_LOG_OWNER_ENV) != _owner:
     _fd, _log = tempfile.mkstemp(prefix="recall-tui-netguard-", suffix=".log")
     os.close(_fd)
     atexit.register(Path(_log).unlink, missing_ok=True)
     os.environ[netguard.LOG_ENV] = _log
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(netguard.__file__).parent), os.environ.get("PYTHONPATH")) if p)
+    os.environ[_LOG_OWNER_ENV] = _owner
+    _guard_dir = str(Path(netguard.__file__).parent)
+    _paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([_guard_dir, *(p for p in _paths if p != _guard_dir)])
 netguard.install()
 
 
