@@ -113,11 +113,14 @@ async def test_losses_listed_by_category_and_opened_side_by_side(engine):
             [mid for mid, _g, _t in first.other.hits]
         expected = side.query_one("#loss-expected", VimTable)
         rel = [m for m, g in first.relevant.items() if g > 0]
-        assert [cell_text(expected, r, "id") for r in range(expected.row_count)] == rel
+        # each expected memory twice: its answer under blind, then under the other preset
+        assert [(cell_text(expected, r, "id"), cell_text(expected, r, "preset"))
+                for r in range(expected.row_count)] == \
+            [(m, p) for m in rel for p in ("blind", first.other.preset)]
         mid = rel[0]
         rank = [h[0] for h in first.other.hits].index(mid) + 1 if mid in \
             [h[0] for h in first.other.hits] else None
-        this, that = cell_text(expected, 0, "this"), cell_text(expected, 0, "other")
+        this, that = cell_text(expected, 0, "answer"), cell_text(expected, 1, "answer")
         assert this.startswith("out at ")  # blind: lost, with the stage that lost it
         if rank is not None:
             assert that.startswith(f"found at #{rank}")

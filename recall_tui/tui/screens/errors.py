@@ -222,7 +222,7 @@ class LossScreen(Screen[None]):
         with Horizontal(classes="loss-row"):
             yield VimTable(id="loss-base", flex=("text",))
             yield VimTable(id="loss-other", flex=("text",))
-        yield VimTable(id="loss-expected", flex=("this", "other"))
+        yield VimTable(id="loss-expected", flex=("answer",))
         with Horizontal(classes="loss-row"):
             yield ExplanationTree(id="loss-explain-base")
             yield ExplanationTree(id="loss-explain-other")
@@ -250,12 +250,13 @@ class LossScreen(Screen[None]):
                 table.set_subtitle("no hits")
         expected = self.query_one("#loss-expected", VimTable)
         expected.border_title = "expected: why each ranked where it did"
-        for label, key in (("id", "id"), ("grade", "grade"), (x.baseline.preset, "this"),
-                           (x.other.preset, "other")):
-            expected.add_column(label, key=key)
+        for label in ("id", "grade", "preset", "answer"):
+            expected.add_column(label, key=label)
         for mid in self.expected:
-            expected.add_row(lit(mid, single_line=True), Text(str(x.relevant[mid])),
-                             Text("asking the engine…", style="dim"), Text(""), key=mid)
+            for i, side in enumerate((x.baseline, x.other)):
+                expected.add_row(lit(mid, single_line=True), Text(str(x.relevant[mid])),
+                                 lit(side.preset, single_line=True),
+                                 Text("asking the engine…", style="dim"), key=f"{i}:{mid}")
         expected.focus()
         self._explain()
 
@@ -284,11 +285,12 @@ class LossScreen(Screen[None]):
         self.traces = traces
         table = self.query_one("#loss-expected", VimTable)
         for mid in self.expected:
-            for col, trace in (("this", traces[0]), ("other", traces[1])):
+            for i, trace in enumerate(traces):
                 w = trace.why_of(mid)
-                table.update_cell(mid, col, why_text(w) if w is not None else
-                                  Text("no answer in the trace", style="dim"))
-        self._show_explanations(table.cursor_key())
+                table.update_cell(f"{i}:{mid}", "answer", why_text(w) if w is not None else
+                                  Text("no answer in the trace", style="dim"),
+                                  update_width=True)
+        self._show_explanations(_expected_id(table.cursor_key()))
 
     def _show_explanations(self, mid: str | None) -> None:
         if self.traces is None:
@@ -308,7 +310,12 @@ class LossScreen(Screen[None]):
     @on(VimTable.RowHighlighted, "#loss-expected")
     def _highlighted(self, event: VimTable.RowHighlighted) -> None:
         event.stop()
-        self._show_explanations(str(event.row_key.value))
+        self._show_explanations(_expected_id(event.row_key.value))
+
+
+def _expected_id(key: str | None) -> str | None:
+    """The memory id of an expected row's key (`side:id`)."""
+    return None if key is None else key.partition(":")[2]
 
 
 def open_errors(app: Any) -> None:
