@@ -18,8 +18,6 @@ from recall_tui.vault.literal import dump_json, safe_print
 
 HELP = "questions where the default loses to a seed preset, side by side"
 
-SEEDS = ("bastra", "abmind", "memoryvault", "memoturn", "memoria")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from recall_tui.cli._common import positive_int
@@ -59,12 +57,11 @@ def run(args: argparse.Namespace) -> int:
     golden = read_golden_or_say("errors", qfile, given=bool(args.queries))
     if golden is None:
         return 2
-    names = [args.base] + [p for p in (args.preset or SEEDS) if p != args.base]
-
     from recall_tui.engine import Engine, open_engine
     from recall_tui.engine.config import load_preset
     from recall_tui.tuning import errors
-    from recall_tui.tuning.golden import score_queries
+
+    names = errors.compared(args.base, args.preset)
 
     try:
         configs = [(p, load_preset(p, root)) for p in names]
@@ -72,20 +69,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 2
-    results = {}
     try:
-        for name, cfg in configs:
-            engine = base if name == names[0] else Engine(base.vault, base.index, cfg, preset=name)
-            results[name] = score_queries(engine, golden, k=args.k, now=now)
+        engines = {name: base if name == names[0] else
+                   Engine(base.vault, base.index, cfg, preset=name) for name, cfg in configs}
+        results = errors.score_presets(engines, golden, k=args.k, now=now)
     finally:
         if base.index is not None:
             base.index.close()
 
-    def text(mid: str) -> str:
-        m = base.vault.get(mid)
-        return "" if m is None else " ".join(m.body_without_related.split())[:160]
-
-    grouped = errors.losses(golden, results, names[0], top=args.top, text=text)
+    grouped = errors.losses(golden, results, names[0], top=args.top,
+                            text=errors.hit_text(base.vault))
     if args.json:
         dump_json({"vault": str(root), "queries_file": str(qfile), "k": args.k,
                    "now": now.isoformat(), "baseline": names[0], "compared": names[1:],
@@ -99,11 +92,10 @@ def _render(grouped, names, n, k) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, lit
+    from recall_tui.tuning.errors import summary
 
     con = console(highlight=False)
-    total = sum(len(v) for v in grouped.values())
-    con.print(lit(f"{names[0]} loses {total} times on {n} questions to "
-                  f"{', '.join(names[1:])} (recall@{k}, or MRR on a recall tie)"))
+    con.print(lit(summary(grouped, names, n, k)))
     for cat, rows in grouped.items():
         con.print(lit(f"\n== {cat}: {len(rows)}"))
         for x in rows:

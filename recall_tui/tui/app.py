@@ -78,6 +78,8 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         Binding("M", "tuning('tune-golden')", "Golden set", show=False, id="app.golden"),
         Binding("T", "tune", "Tune: search the knobs by cross-validation", show=False,
                 id="app.tune"),
+        Binding("W", "errors", "Error analysis: where this preset loses to the seed presets",
+                show=False, id="app.errors"),
         Binding("S", "save_preset", "Save tuned preset", show=False, id="app.save_preset"),
         Binding("X", "reset_knobs", "Reset knobs", show=False, id="app.reset_knobs"),
         Binding("J", "judge", "Judge hit", show=False, id="app.judge"),
@@ -311,6 +313,11 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
             main.query_one(QueryBar).show_k(preset_k, self.k_source)
 
     # --- actions -------------------------------------------------------------------------------
+
+    def action_errors(self) -> None:
+        from recall_tui.tui.screens.errors import open_errors
+
+        open_errors(self)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(all_bindings(self.settings.keymap), self.settings.source))

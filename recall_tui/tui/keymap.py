@@ -55,6 +55,8 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("recall_when editor", "recall_tui.tui.screens.edit:RecallWhenScreen"),
     ("save preset dialog", "recall_tui.tui.screens.edit:SavePresetScreen"),
     ("conflict view", "recall_tui.tui.screens.edit:ConflictScreen"),
+    ("error analysis", "recall_tui.tui.screens.errors:ErrorsScreen"),
+    ("loss side by side", "recall_tui.tui.screens.errors:LossScreen"),
 )
 
 

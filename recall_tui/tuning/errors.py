@@ -1,16 +1,22 @@
 """Error analysis: the judged questions where a baseline preset (the default) loses to
-another preset, grouped by category, with both rankings side by side. Pure arrangement of
-already scored results (`recall_tui.tuning.metrics.QueryResult`); `recall-tui errors` prints
-it. Headless."""
+another preset, grouped by category, with both rankings side by side. `losses` is a pure
+arrangement of already scored results (`recall_tui.tuning.metrics.QueryResult`);
+`score_presets` scores them with `eval`'s loop and `why_expected` asks the engine why each
+expected memory ranked where it did. `recall-tui errors` prints it, the TUI's error-analysis
+screen shows it. Headless."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 #: A delta within this is a tie (as in `metrics.compare`).
 TIE = 1e-9
+
+#: The presets a baseline is compared with unless told otherwise: the five seed presets.
+SEEDS = ("bastra", "abmind", "memoryvault", "memoturn", "memoria")
 
 
 @dataclass(frozen=True)
@@ -91,3 +97,48 @@ def to_json(grouped: Mapping[str, Sequence[Loss]]) -> dict[str, Any]:
                    "relevant": dict(x.relevant), "baseline": side(x.baseline),
                    "other": side(x.other)} for x in rows]
             for cat, rows in grouped.items()}
+
+
+def compared(baseline: str, others: Sequence[str] = ()) -> list[str]:
+    """The presets to run: the baseline first, then `others` (default: the seed presets)
+    without the baseline."""
+    return [baseline] + [p for p in (others or SEEDS) if p != baseline]
+
+
+def hit_text(vault: Any) -> Callable[[str], str]:
+    """A hit's text as both sides show it: the body without its related links, whitespace
+    folded, cut at 160 characters ("" for an id the vault does not hold)."""
+    def text(mid: str) -> str:
+        m = vault.get(mid)
+        return "" if m is None else " ".join(m.body_without_related.split())[:160]
+    return text
+
+
+def score_presets(engines: Mapping[str, Any], golden: Sequence[Any], *, k: int, now: datetime,
+                  cancel: Callable[[], bool] | None = None,
+                  on_preset: Callable[[str], None] | None = None) -> dict[str, list[Any]]:
+    """preset name -> the judged queries scored under its engine (`score_queries`, the loop
+    of `recall-tui eval`), in `engines` order; `on_preset(name)` is told before each runs."""
+    from recall_tui.tuning.golden import score_queries
+
+    out: dict[str, list[Any]] = {}
+    for name, engine in engines.items():
+        if on_preset is not None:
+            on_preset(name)
+        out[name] = score_queries(engine, golden, k=k, now=now, cancel=cancel)
+    return out
+
+
+def summary(grouped: Mapping[str, Sequence[Loss]], names: Sequence[str], n: int, k: int) -> str:
+    """The one-line verdict above the losses."""
+    total = sum(len(v) for v in grouped.values())
+    return (f"{names[0]} loses {total} times on {n} questions to {', '.join(names[1:])} "
+            f"(recall@{k}, or MRR on a recall tie)")
+
+
+def why_expected(engine: Any, q: Any, *, k: int, now: datetime) -> Any:
+    """The recall of judged query `q` under `engine` (at its `as_of`), asked why about each
+    relevant id (grade >= 1): the returned `Trace` holds a `WhyNot` per relevant id (found at
+    a rank, or the stage that lost it and why) and, for each found one, its hit's explanation."""
+    return engine.recall(q.query, k=k, now=now, as_of=q.as_of,
+                         why=[m for m, g in q.relevant.items() if g > 0])
