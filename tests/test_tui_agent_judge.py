@@ -48,9 +48,39 @@ def engine(vault_copy):
     return open_engine(vault_copy, preset="default", embedder="local")
 
 
-async def test_judging_an_agent_recall_writes_the_file_eval_reads(vault_copy, engine):
-    on = log_recall(engine, ON_TOPIC)
+def stop_hook(vault, answer: str, session: str = "judge-1") -> int:
+    """Claude Code's Stop hook, in process: `recall-tui hook stop` with the payload on stdin."""
+    import io
+    import sys
+
+    from recall_tui.cli import main
+
+    payload = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(vault),
+               "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": answer}
+    old = sys.stdin
+    sys.stdin = io.StringIO(json.dumps(payload))
+    try:
+        return main(["hook", "stop", "--vault", str(vault)])
+    finally:
+        sys.stdin = old
+
+
+async def test_judging_an_agent_recall_writes_the_file_eval_reads(vault_copy, engine, capsys):
+    from recall_tui.agent.weak import read_weak, weak_path
+
     off = log_recall(engine, OFF_TOPIC)
+    on = log_recall(engine, ON_TOPIC)
+    # the agent's answer quotes the first injected memory's title: a weak "used" for it only,
+    # against the session's newest prompt recall; kept apart from the judged file
+    first_title = engine.vault.get(on.injected_ids[0]).title
+    assert stop_hook(vault_copy, f"Done. Following {first_title}, I ran the upgrade.") == 0
+    assert capsys.readouterr().out == ""
+    weak = read_weak(vault_copy)[on.id]
+    assert weak[on.injected_ids[0]].startswith("used") and set(weak) == set(on.injected_ids)
+    assert weak_path(vault_copy).parent.name == "agent"
+    assert stop_hook(vault_copy, "") == 0  # no answer in the payload: nothing recorded
+    assert len(weak_path(vault_copy).read_text().splitlines()) == 1
     assert len(on.injected_ids) == 3
     golden = vault_copy / ".recall" / "golden.jsonl"
     vault_golden = (vault_copy / "golden.jsonl").read_bytes()
@@ -66,6 +96,9 @@ async def test_judging_an_agent_recall_writes_the_file_eval_reads(vault_copy, en
         pane = await show_agent_pane(pilot, app)
         table = pane.query_one("#agent-table", VimTable)
         await wait_until(pilot, lambda: table.row_count == 2, "both logged recalls")
+        row_on = [r.id for r in pane.recalls].index(on.id)
+        used = sum(1 for v in weak.values() if v.startswith("used"))
+        assert cells(table)[row_on][6] == f"weak: {used} of 3 used"
         table.focus()
         table.move_cursor(row=[r.id for r in pane.recalls].index(on.id))
 
@@ -76,6 +109,7 @@ async def test_judging_an_agent_recall_writes_the_file_eval_reads(vault_copy, en
         rows = screen.query_one("#judge-recall-table", VimTable)
         await wait_until(pilot, lambda: rows.row_count == 3, "the injected memories listed")
         assert [r[1] for r in cells(rows)] == on.injected_ids
+        assert cells(rows)[0][3] == f"injected #1 · weak: {weak[on.injected_ids[0]]}"
         await pilot.press("2")  # the first injected: relevant
         await wait_until(pilot, lambda: screen.writes == 1, "the first judgement written")
         await pilot.press("j", "0")  # the second: not relevant
@@ -120,6 +154,7 @@ async def test_judging_an_agent_recall_writes_the_file_eval_reads(vault_copy, en
         await wait_until(pilot, lambda: "nothing needed" in cells(table)[
             [r.id for r in pane.recalls].index(off.id)][6], "the judged column says so")
 
+    assert len(weak_path(vault_copy).read_text().splitlines()) == 1  # judging wrote none
     # exactly the file eval reads: the vault's own lines carried over, then ours
     assert (vault_copy / "golden.jsonl").read_bytes() == vault_golden  # never written
     queries = read_golden(golden)

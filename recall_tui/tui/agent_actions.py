@@ -202,5 +202,6 @@ class AgentActions:
             app.notify("the vault is not open yet")
             return
         titles = {mid: m.title for mid, m in app.engine.vault.memories.items()}
-        app.push_screen(JudgeRecallScreen(rec, recall_query(rec), pane.judged_file(), titles),
-                        pane.judge_closed)
+        pane.read_weak()
+        app.push_screen(JudgeRecallScreen(rec, recall_query(rec), pane.judged_file(), titles,
+                                          pane.weak_labels(rec)), pane.judge_closed)

@@ -118,6 +118,9 @@ class AgentPane(StatePane):
         self.judged: dict[str, GoldenQuery] = {}
         """The judged-queries file's lines by query text (the judged column reads them)."""
         self._judged_stamp: tuple[str, int, int] | None = None
+        self.weak: dict[str, dict[str, str]] = {}
+        """The Stop hook's weak labels: log id -> {memory id: `used 0.67`} (never judgements)."""
+        self._weak_stamp: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="agent-head")
@@ -172,7 +175,7 @@ class AgentPane(StatePane):
         """Add what the log gained since the last poll (nothing to do when nothing changed)."""
         if self._tail is None:
             return
-        if self.read_judged():
+        if self.read_judged() | self.read_weak():
             self._draw_table()
         new = self._tail.poll()
         if not new:
@@ -260,6 +263,7 @@ class AgentPane(StatePane):
         if stamp == self._judged_stamp:
             return False
         self._judged_stamp = stamp
+        self.read_weak()
         try:
             lines = read_golden(path) if stamp is not None else []
         except (OSError, ValueError, UnicodeDecodeError):
@@ -267,10 +271,32 @@ class AgentPane(StatePane):
         self.judged = {q.query: q for q in lines}
         return True
 
+    def read_weak(self) -> bool:
+        """Re-read the Stop hook's weak labels when their file changed; True when they did."""
+        from recall_tui.agent.weak import read_weak, weak_path
+
+        try:
+            st = weak_path(self.vault_root).stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._weak_stamp:
+            return False
+        self._weak_stamp = stamp
+        self.weak = read_weak(self.vault_root) if stamp is not None else {}
+        return True
+
+    def weak_labels(self, rec: AgentRecall) -> dict[str, str]:
+        return self.weak.get(rec.id, {})
+
     def judged_text(self, rec: AgentRecall) -> Text:
         q = self.judged.get(recall_query(rec))
         if q is None:
-            return Text("")
+            weak = self.weak_labels(rec)
+            if not weak:
+                return Text("")
+            used = sum(1 for v in weak.values() if v.startswith("used"))
+            return Text(f"weak: {used} of {len(weak)} used", style="dim italic")
         if q.off_topic:
             return Text("nothing needed", style="yellow")
         good = sum(1 for g in q.relevant.values() if g > 0)
