@@ -200,3 +200,21 @@ def test_commands_name_the_bad_file(tmp_path):
     assert r.returncode == 2 and "nope.json: no such file" in r.stderr
     r = _run("snapshot", "--queries", str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "s.json"))
     assert r.returncode == 2 and "q.jsonl: no such file" in r.stderr
+
+
+def test_query_set_reads_lines_as_eval_does(tmp_path):
+    """One parser for both (`metrics.golden_query`): the off-topic flag, `as_of` in the note,
+    numbered categories, and eval's checks."""
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"query": "judged nothing", "relevant": {"a": 0}, "off_topic": true}\n'
+                 '{"query": "old", "relevant": ["a"], "note": "as_of=2026-03-15", "category": 2}\n',
+                 encoding="utf-8")
+    qs = S.read_query_set(f)
+    golden = metrics.read_golden(f)
+    assert qs[0].off_topic and qs[0].relevant == {} and golden[0].off_topic
+    assert qs[1].as_of == golden[1].as_of and qs[1].as_of is not None
+    assert qs[1].category == golden[1].category == "2"
+    f.write_text('{"query": "x", "relevant": ["a"], "off_topic": true}\n', encoding="utf-8")
+    for read in (S.read_query_set, metrics.read_golden):
+        with pytest.raises(metrics.GoldenError, match="names a relevant id"):
+            read(f)

@@ -32,13 +32,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--now", metavar="T",
                    help="pin the current time, ISO-8601 (default: now; the sample vault's figures "
                         "use 2026-11-21T09:00:00Z)")
-    p.add_argument("--embedder", default="auto", choices=("auto", "local", "ollama", "none"),
-                   help="query embedder (default: auto)")
+    p.add_argument("--embedder", choices=("auto", "local", "ollama", "none"),
+                   help="query embedder (default: auto; with --gate, the vault's active one)")
     p.add_argument("--per-query", action="store_true", help="also print every query's scores")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--plot", action="store_true",
                    help="also chart the evidence of relevant vs other hits and of on- vs "
                         "off-topic queries, with the calibrated floor")
+    p.add_argument("--gate", metavar="BASELINE",
+                   help="instead of scoring, run `recall-tui gate BASELINE` (a snapshot): exit 1 "
+                        "when the preset (default: the vault's active one) is significantly "
+                        "worse on the baseline's own query set")
+    from recall_tui.cli.gate_cmd import add_alpha
+
+    add_alpha(p)
 
 
 def _err(msg: str) -> None:
@@ -62,11 +69,28 @@ def _result_json(q: Any, r: Any) -> dict[str, Any]:
     }
 
 
+def _gate(args: argparse.Namespace) -> int:
+    """`eval --gate BASELINE`: `recall-tui gate`, the same code, on the baseline's query set."""
+    from recall_tui.cli.gate_cmd import run_gate
+
+    if args.queries:
+        _err("--gate re-runs the baseline snapshot's own query set; drop --queries "
+             "(or take a new baseline with `recall-tui snapshot --queries`)")
+        return 2
+    if len(args.preset) > 1:
+        _err("--gate checks one preset; give --preset at most once")
+        return 2
+    return run_gate(args.gate, vault=args.vault, preset=args.preset[0] if args.preset else None,
+                    embedder=args.embedder, now=args.now, alpha=args.alpha, as_json=args.json)
+
+
 def run(args: argparse.Namespace) -> int:
     from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
     from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
+    if args.gate is not None:
+        return _gate(args)
     root = vault_root(args.vault)
     if not root.is_dir():
         _err(f"{root}: no such vault folder")
@@ -88,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         configs = [(p, load_preset(p, root)) for p in presets]
-        base = open_engine(root, preset=presets[0], embedder=args.embedder, config=configs[0][1])
+        base = open_engine(root, preset=presets[0], embedder=args.embedder or "auto",
+                           config=configs[0][1])
     except ValueError as exc:
         _err(str(exc))
         return 2

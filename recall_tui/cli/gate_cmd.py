@@ -5,6 +5,8 @@ Re-runs the baseline snapshot's query set (its k and clock) under the vault's ac
 abstention rate ("nothing relevant" queries) is significantly worse (paired randomisation test,
 p < --alpha, and a lower mean), printing the queries that got worse; exit 0 otherwise, noise
 included. For a pre-commit hook or a CI job on a vault kept in git: docs/evaluation.md.
+`recall-tui eval --gate BASELINE` and `recall-tui preset use NAME --gate BASELINE` run this same
+gate through `run_gate`.
 """
 
 from __future__ import annotations
@@ -30,13 +32,17 @@ def _alpha(text: str) -> float:
     return x
 
 
+def add_alpha(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--alpha", type=_alpha, default=0.05,
+                   help="significance level of the gate's paired test (default 0.05)")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from recall_tui.cli.snapshot_cmd import add_run_arguments
 
     p.add_argument("baseline", metavar="BASELINE", help="a snapshot (recall-tui snapshot --out)")
     add_run_arguments(p, preset_help="the preset to check (default: the vault's active one)")
-    p.add_argument("--alpha", type=_alpha, default=0.05,
-                   help="significance level of the paired test (default 0.05)")
+    add_alpha(p)
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
 
@@ -58,6 +64,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         render(res)
     return 0 if res.passed else 1
+
+
+def run_gate(baseline: str, *, vault: str | None, preset: str | None,
+             embedder: str | None = None, now: str | None = None, alpha: float = 0.05,
+             as_json: bool = False) -> int:
+    """The gate of `recall-tui gate`, for the commands that offer it as an option (`eval
+    --gate`, `preset use --gate`): 0 passed, 1 significantly worse, 2 could not run."""
+    return run(argparse.Namespace(baseline=baseline, vault=vault, preset=preset,
+                                  embedder=embedder, k=None, now=now, alpha=alpha,
+                                  json=as_json))
 
 
 def render(res: GateResult) -> None:

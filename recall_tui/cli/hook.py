@@ -38,7 +38,7 @@ EMBEDDERS = ("auto", "local", "ollama", "none")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("event", choices=(*HOOK_EVENTS, "install", "uninstall"))
+    p.add_argument("event", choices=(*HOOK_EVENTS, "stop", "install", "uninstall"))
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT)")
     p.add_argument("--preset", help="preset (default: the vault's active preset)")
     p.add_argument("--k", type=_k_or_none, help="entries injected by prompt-submit (default: the "
@@ -283,6 +283,8 @@ def _plugin(args: argparse.Namespace, name: str, root: Path, block: dict[str, An
 def run(args: argparse.Namespace) -> int:
     if args.event in ("install", "uninstall"):
         return _install(args)
+    if args.event == "stop":
+        return _stop(args)
     t0 = time.perf_counter()
     event = args.event
     try:
@@ -294,6 +296,21 @@ def run(args: argparse.Namespace) -> int:
         _print(_empty(event))
         code = 0
     return code
+
+
+def _stop(args: argparse.Namespace) -> int:
+    """Claude Code's Stop hook: record weak labels (recall_tui/agent/weak.py); prints nothing
+    Claude Code acts on and always exits 0 (it never blocks the agent from stopping)."""
+    try:
+        from recall_tui.agent.weak import label_stop
+
+        root = args.vault or os.environ.get("RECALL_TUI_VAULT")
+        obj = json.loads(_stdin() or "{}")
+        if root and Path(root).is_dir() and isinstance(obj, dict):
+            label_stop(root, obj)
+    except Exception as exc:  # a guess is never worth failing the agent's stop
+        safe_print(f"recall-tui hook stop: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 0
 
 
 def _run(args: argparse.Namespace, event: str, t0: float) -> int:

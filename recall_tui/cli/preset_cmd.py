@@ -19,6 +19,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     use.add_argument("name", help="preset name or .toml path")
     use.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     use.add_argument("--embedder", choices=EMBEDDERS, help="also set the active embedder")
+    use.add_argument("--gate", metavar="BASELINE",
+                     help="first run `recall-tui gate BASELINE` on NAME; activate only if it "
+                          "passes (exit 1 and nothing changed when it fails)")
+    from recall_tui.cli.gate_cmd import add_alpha
+
+    add_alpha(use)
     show = sub.add_parser("show", help="print the vault's active preset and embedder")
     show.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
 
@@ -41,6 +47,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         safe_print(f"recall-tui preset: {exc}", file=sys.stderr)
         return 2
+    if args.gate is not None:
+        from recall_tui.cli.gate_cmd import run_gate
+
+        code = run_gate(args.gate, vault=str(root), preset=args.name,
+                        embedder=args.embedder, alpha=args.alpha)
+        if code != 0:
+            safe_print(f"recall-tui preset: {args.name} not made active: the gate "
+                       f"{'failed' if code == 1 else 'could not run'}", file=sys.stderr)
+            return code
     try:
         path = write_active(root, preset=args.name, embedder=args.embedder, set_by="preset use")
     except OSError as exc:

@@ -181,3 +181,27 @@ class AgentActions:
             if app.request.query != pane.compare.agent.query:
                 self.open_agent_recall(pane.compare.record, show=False)
         super().action_judge()  # type: ignore[misc]
+
+    def action_judge_agent_recall(self) -> None:
+        """The Agent pane's judge key: grade what the highlighted recall injected, add what
+        should have come, or mark that nothing was needed (`JudgeRecallScreen`, writing into
+        the vault's `.recall/golden.jsonl`)."""
+        from recall_tui.tui.panes.agent import event_text, recall_query
+        from recall_tui.tui.screens.judge_recall import JudgeRecallScreen
+
+        app: Any = self
+        pane = self.agent_pane()
+        rec = pane.selected_recall() if pane is not None else None
+        if pane is None or rec is None:
+            app.notify("no agent recall to judge yet")
+            return
+        if rec.trace_dict is None:
+            app.notify(f"{event_text(rec)} runs no recall: nothing to judge", markup=False)
+            return
+        if app.engine is None:
+            app.notify("the vault is not open yet")
+            return
+        titles = {mid: m.title for mid, m in app.engine.vault.memories.items()}
+        pane.read_weak()
+        app.push_screen(JudgeRecallScreen(rec, recall_query(rec), pane.judged_file(), titles,
+                                          pane.weak_labels(rec)), pane.judge_closed)

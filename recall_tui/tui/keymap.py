@@ -52,6 +52,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("pin dialog", "recall_tui.tui.screens.dialogs:PinScreen"),
     ("confirm dialog", "recall_tui.tui.screens.dialogs:ConfirmScreen"),
     ("judge dialog", "recall_tui.tui.screens.edit:GradeScreen"),
+    ("judge an agent recall", "recall_tui.tui.screens.judge_recall:JudgeRecallScreen"),
     ("recall_when editor", "recall_tui.tui.screens.edit:RecallWhenScreen"),
     ("save preset dialog", "recall_tui.tui.screens.edit:SavePresetScreen"),
     ("conflict view", "recall_tui.tui.screens.edit:ConflictScreen"),

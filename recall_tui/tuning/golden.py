@@ -244,10 +244,30 @@ def mark_relevant(golden_path: str | os.PathLike[str], query: str, memory_id: st
     is written and `EditConflict` carries both versions. The write is atomic. Returns the
     sha256 of the file afterwards.
     """
-    if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3):
-        raise ValueError(f"grade must be an integer 0..3 or None, got {grade!r}")
-    if not memory_id:
-        raise ValueError("memory id must be a non-empty string")
+    return judge_query(golden_path, query, {memory_id: grade}, expected_hash=expected_hash,
+                       line=line)
+
+
+def judge_query(golden_path: str | os.PathLike[str], query: str,
+                grades: Mapping[str, int | None], *, expected_hash: str | None,
+                off_topic: bool | None = None, meta: Mapping[str, Any] | None = None,
+                log_id: str | None = None, line: int | None = None) -> str:
+    """`mark_relevant` for several ids at once, plus what a judged query may carry.
+
+    `grades`: id -> grade 0..3, or None to remove that judgement. `off_topic` True marks the
+    query as needing no memory (`"off_topic": true`; every relevant grade becomes 0, since
+    nothing was), False clears the mark; a grade of 1..3 clears it too (read_golden refuses
+    both at once). `meta` keys are set on the line as they are (e.g. `judged_by`,
+    `judged_at`, `prompt`); `log_id` is appended to the line's `log_ids` (the flight
+    recorder's record ids it was judged from). Same conflict check and atomic write as
+    `mark_relevant`; a query not in the file with nothing to set writes nothing.
+    """
+    for mid, grade in grades.items():
+        if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int)
+                                  or not 0 <= grade <= 3):
+            raise ValueError(f"grade must be an integer 0..3 or None, got {grade!r}")
+        if not mid:
+            raise ValueError("memory id must be a non-empty string")
     path = Path(golden_path)
     try:
         raw = path.read_bytes()
@@ -263,21 +283,35 @@ def mark_relevant(golden_path: str | os.PathLike[str], query: str, memory_id: st
         if q == query and (line is None or line == i + 1):
             target = (i, obj)
             break
+
+    def edit(obj: dict[str, Any]) -> dict[str, Any]:
+        judged = metrics.normalise_judgements(obj.get("relevant", {}))
+        for mid, grade in grades.items():
+            if grade is None:
+                judged.pop(mid, None)
+            else:
+                judged[mid] = grade
+        if off_topic:
+            judged = dict.fromkeys(judged, 0)
+            obj["off_topic"] = True
+        elif off_topic is False or any(g > 0 for g in judged.values()):
+            obj.pop("off_topic", None)
+        obj["relevant"] = judged
+        obj.update(meta or {})
+        if log_id:
+            ids = [x for x in obj.get("log_ids", []) if isinstance(x, str) and x != log_id]
+            obj["log_ids"] = [*ids, log_id][-20:]
+        return obj
+
     if target is not None:
         i, obj = target
         assert obj is not None
-        judged = metrics.normalise_judgements(obj.get("relevant", {}))
-        if grade is None:
-            judged.pop(memory_id, None)
-        else:
-            judged[memory_id] = grade
-        obj["relevant"] = judged
-        lines[i] = json.dumps(obj, ensure_ascii=False) + ("\r" if ends[i] else "")
+        lines[i] = json.dumps(edit(obj), ensure_ascii=False) + ("\r" if ends[i] else "")
         new_text = "\n".join(lines)
-    elif grade is None:
+    elif not off_topic and all(g is None for g in grades.values()):
         new_text = text
     else:
-        entry = json.dumps({"query": query, "relevant": {memory_id: grade}}, ensure_ascii=False)
+        entry = json.dumps(edit({"query": query}), ensure_ascii=False)
         nl = "\r\n" if text.endswith("\r\n") else "\n"
         sep = "" if not text or text.endswith("\n") else nl
         new_text = f"{text}{sep}{entry}{nl}"

@@ -434,6 +434,63 @@ def parse_time(text: str) -> datetime:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
+def golden_object(text: str, path: str, n: int) -> dict[str, Any]:
+    """One non-blank, non-`#` line of a judged-queries file as its JSON object."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GoldenError(path, n, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise GoldenError(path, n, f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def golden_query(obj: Mapping[str, Any], path: str, n: int, *,
+                 require_relevant: bool = True) -> GoldenQuery:
+    """A line's object as a `GoldenQuery`, every key checked as `read_golden` documents.
+    Without `require_relevant` a line with no `relevant` is allowed (an unjudged query of a
+    query set, `tuning/snapshot.py`): its `relevant` is empty and it is off-topic only when
+    it says `"off_topic": true`."""
+    query = obj.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise GoldenError(path, n, '"query" must be a non-empty string')
+    judged = "relevant" in obj
+    if not judged and require_relevant:
+        raise GoldenError(path, n, '"relevant" is missing')
+    try:
+        relevant = normalise_judgements(obj["relevant"]) if judged else {}
+    except ValueError as exc:
+        raise GoldenError(path, n, str(exc)) from None
+    note = obj.get("note", "")
+    if not isinstance(note, str):
+        raise GoldenError(path, n, '"note" must be a string')
+    as_of_text = obj.get("as_of")
+    if as_of_text is None:
+        m = _AS_OF_IN_NOTE.search(note)
+        as_of_text = m.group(1) if m else None
+    as_of = None
+    if as_of_text is not None:
+        if not isinstance(as_of_text, str):
+            raise GoldenError(path, n, '"as_of" must be an ISO-8601 string')
+        try:
+            as_of = parse_time(as_of_text)
+        except ValueError:
+            raise GoldenError(path, n, f"as_of {as_of_text!r} is not an ISO-8601 date or time") from None
+    category = obj.get("category")
+    if isinstance(category, int) and not isinstance(category, bool):
+        category = str(category)  # a numbered category (1, 2, ...) is a label too
+    if category is not None and (not isinstance(category, str) or not category.strip()):
+        raise GoldenError(path, n, '"category" must be a non-empty string or an integer')
+    flag = obj.get("off_topic", False)
+    if not isinstance(flag, bool):
+        raise GoldenError(path, n, '"off_topic" must be true or false')
+    if flag and any(g > 0 for g in relevant.values()):
+        raise GoldenError(path, n, '"off_topic" is true but "relevant" names a relevant id')
+    off_topic = flag or (judged and not relevant)
+    return GoldenQuery(query, relevant, note, as_of, n,
+                       category.strip() if category is not None else None, off_topic)
+
+
 def read_golden(path: str | Path) -> list[GoldenQuery]:
     """Read a judged-queries file: one JSON object a line, blank lines and `#` lines skipped.
 
@@ -449,47 +506,5 @@ def read_golden(path: str | Path) -> list[GoldenQuery]:
             text = raw.strip()
             if not text or text.startswith("#"):
                 continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise GoldenError(str(p), n, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise GoldenError(str(p), n, f"expected a JSON object, got {type(obj).__name__}")
-            query = obj.get("query")
-            if not isinstance(query, str) or not query.strip():
-                raise GoldenError(str(p), n, '"query" must be a non-empty string')
-            if "relevant" not in obj:
-                raise GoldenError(str(p), n, '"relevant" is missing')
-            try:
-                relevant = normalise_judgements(obj["relevant"])
-            except ValueError as exc:
-                raise GoldenError(str(p), n, str(exc)) from None
-            note = obj.get("note", "")
-            if not isinstance(note, str):
-                raise GoldenError(str(p), n, '"note" must be a string')
-            as_of_text = obj.get("as_of")
-            if as_of_text is None:
-                m = _AS_OF_IN_NOTE.search(note)
-                as_of_text = m.group(1) if m else None
-            as_of = None
-            if as_of_text is not None:
-                if not isinstance(as_of_text, str):
-                    raise GoldenError(str(p), n, '"as_of" must be an ISO-8601 string')
-                try:
-                    as_of = parse_time(as_of_text)
-                except ValueError:
-                    raise GoldenError(str(p), n, f"as_of {as_of_text!r} is not an ISO-8601 date or time") from None
-            category = obj.get("category")
-            if isinstance(category, int) and not isinstance(category, bool):
-                category = str(category)  # a numbered category (1, 2, ...) is a label too
-            if category is not None and (not isinstance(category, str) or not category.strip()):
-                raise GoldenError(str(p), n, '"category" must be a non-empty string or an integer')
-            flag = obj.get("off_topic", False)
-            if not isinstance(flag, bool):
-                raise GoldenError(str(p), n, '"off_topic" must be true or false')
-            if flag and any(g > 0 for g in relevant.values()):
-                raise GoldenError(str(p), n, '"off_topic" is true but "relevant" names a relevant id')
-            off_topic = flag or not relevant
-            out.append(GoldenQuery(query, relevant, note, as_of, n,
-                                   category.strip() if category is not None else None, off_topic))
+            out.append(golden_query(golden_object(text, str(p), n), str(p), n))
     return out

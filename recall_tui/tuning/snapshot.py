@@ -9,9 +9,10 @@ run against a saved baseline with the paired tests `eval` and `tune` use and fai
 recall@k, MRR or the abstention rate on "nothing relevant" queries is significantly worse
 (`gate`).
 
-The query set is a judged-queries file (the format `eval` reads) or a plain one: a JSON object
-a line whose `relevant` may be missing (an unjudged query, compared by overlap only), or a
-plain line of text. A query judged with `"relevant": []` needs no memory: it counts toward the
+The query set is a judged-queries file (the format `eval` reads, parsed by the same
+`metrics.golden_query`) or a plain one: a JSON object a line whose `relevant` may be missing (an
+unjudged query, compared by overlap only), or a plain line of text. A query `eval` counts as
+off-topic (`"relevant": []`, or `"off_topic": true`) needs no memory: it counts toward the
 abstention rate (the share of such queries that got no hit). Headless: no textual, no rich.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.tuning import metrics
-from recall_tui.tuning.metrics import GoldenError, QueryResult
+from recall_tui.tuning.metrics import QueryResult
 
 FORMAT = "recall-tui-snapshot"
 VERSION = 1
@@ -68,9 +69,12 @@ class SetQuery:
 
 
 def read_query_set(path: str | os.PathLike[str]) -> list[SetQuery]:
-    """Read a query set: judged lines as `eval` reads them, JSON lines without `relevant`, or
-    plain text lines; blank and `#` lines skipped. Raises GoldenError (file:line: reason) on a
-    bad line and FileNotFoundError when the file is missing."""
+    """Read a query set: judged lines as `eval` reads them (`metrics.golden_query`, the same
+    checks), JSON lines without `relevant` (unjudged), or plain text lines; blank and `#`
+    lines skipped. A line `eval` counts as off-topic (`"relevant": []`, or `"off_topic": true`
+    with only grade-0 ids) becomes `relevant={}`: nothing is relevant, fewer hits is better.
+    Raises GoldenError (file:line: reason) on a bad line and FileNotFoundError when the file
+    is missing."""
     p = Path(path)
     out: list[SetQuery] = []
     with p.open(encoding="utf-8") as fh:
@@ -81,33 +85,11 @@ def read_query_set(path: str | os.PathLike[str]) -> list[SetQuery]:
             if not text.startswith("{"):
                 out.append(SetQuery(text, n))
                 continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise GoldenError(str(p), n, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise GoldenError(str(p), n, f"expected a JSON object, got {type(obj).__name__}")
-            query = obj.get("query")
-            if not isinstance(query, str) or not query.strip():
-                raise GoldenError(str(p), n, '"query" must be a non-empty string')
-            relevant: dict[str, int] | None = None
-            if "relevant" in obj:
-                try:
-                    relevant = metrics.normalise_judgements(obj["relevant"])
-                except ValueError as exc:
-                    raise GoldenError(str(p), n, str(exc)) from None
-            as_of = None
-            if obj.get("as_of") is not None:
-                if not isinstance(obj["as_of"], str):
-                    raise GoldenError(str(p), n, '"as_of" must be an ISO-8601 string')
-                try:
-                    as_of = metrics.parse_time(obj["as_of"])
-                except ValueError:
-                    raise GoldenError(str(p), n, f"as_of {obj['as_of']!r} is not an ISO-8601 "
-                                                 "date or time") from None
-            cat = obj.get("category")
-            category = None if cat is None or str(cat).strip() == "" else str(cat).strip()
-            out.append(SetQuery(query, n, relevant, as_of, category))
+            obj = metrics.golden_object(text, str(p), n)
+            g = metrics.golden_query(obj, str(p), n, require_relevant=False)
+            relevant: dict[str, int] | None = (
+                {} if g.off_topic else dict(g.relevant) if "relevant" in obj else None)
+            out.append(SetQuery(g.query, n, relevant, g.as_of, g.category))
     return out
 
 

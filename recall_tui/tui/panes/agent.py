@@ -29,10 +29,12 @@ from recall_tui.agent.log import AgentRecall, LogTail, log_dir, read_agent_log
 from recall_tui.engine.trace import Trace, trace_time
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.tuning import movement_text
+from recall_tui.tui.panes.tuning.golden import JUDGED
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tuning.compare import RankingDiff, diff_rankings
+from recall_tui.tuning.metrics import GoldenQuery
 
 #: How often the pane asks the log for new records (seconds).
 POLL_S = 0.5
@@ -54,6 +56,13 @@ def event_text(rec: AgentRecall) -> str:
     if rec.source:
         name += f" ({rec.source})"
     return name
+
+
+def recall_query(rec: AgentRecall) -> str:
+    """The query a record's recall ran on (its trace's; the prompt for older records): what a
+    judgement of it is keyed by, and what `eval` re-runs."""
+    q = (rec.trace_dict or {}).get("query")
+    return q if isinstance(q, str) and q.strip() else rec.prompt
 
 
 def served_text(rec: AgentRecall) -> str:
@@ -91,6 +100,7 @@ class AgentPane(StatePane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "compare", "Re-run side by side", id="agent.compare"),
         Binding("O", "open_recall", "Open the agent's recall", show=False, id="agent.open"),
+        Binding("a", "app.judge_agent_recall", "Judge what the agent got", id="agent.judge"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -105,6 +115,12 @@ class AgentPane(StatePane):
         self.compare_error: str | None = None
         self._tail: LogTail | None = None
         self._timer: Timer | None = None
+        self.judged: dict[str, GoldenQuery] = {}
+        """The judged-queries file's lines by query text (the judged column reads them)."""
+        self._judged_stamp: tuple[str, int, int] | None = None
+        self.weak: dict[str, dict[str, str]] = {}
+        """The Stop hook's weak labels: log id -> {memory id: `used 0.67`} (never judgements)."""
+        self._weak_stamp: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="agent-head")
@@ -119,7 +135,8 @@ class AgentPane(StatePane):
     def on_mount(self) -> None:
         super().on_mount()
         t = self.query_one("#agent-table", VimTable)
-        for label in ("time (UTC)", "event", "session", "prompt", "injected", "served by"):
+        for label in ("time (UTC)", "event", "session", "prompt", "injected", "served by",
+                      "judged"):
             t.add_column(label, width={"prompt": 32, "injected": 26}.get(label))
         for side in ("#agent-a", "#agent-b"):
             st = self.query_one(side, VimTable)
@@ -129,6 +146,7 @@ class AgentPane(StatePane):
         self._draw_compare()
         root = self.vault_root
         self._tail = LogTail(root)  # at the end now: the first read below covers the rest
+        self.read_judged()
         self._load(root)
         self._timer = self.set_interval(POLL_S, self.poll)
 
@@ -157,6 +175,8 @@ class AgentPane(StatePane):
         """Add what the log gained since the last poll (nothing to do when nothing changed)."""
         if self._tail is None:
             return
+        if self.read_judged() | self.read_weak():
+            self._draw_table()
         new = self._tail.poll()
         if not new:
             return
@@ -187,7 +207,8 @@ class AgentPane(StatePane):
         t = Text()
         t.append(f"{len(self.recalls)} agent recalls", style="bold")
         t.append(" · live, newest first · ", style="dim")
-        t.append(f"enter opens one as the agent got it · {keys.get('agent.compare', 'c')} "
+        t.append(f"enter opens one as the agent got it · {keys.get('agent.judge', 'a')} "
+                 f"judges what it got · {keys.get('agent.compare', 'c')} "
                  f"re-runs it with the knobs on screen · {keys.get('app.judge', 'J')} judges "
                  "the hit under the cursor", style="dim")
         head.update(t)
@@ -210,13 +231,81 @@ class AgentPane(StatePane):
                           lit(one_line(rec.prompt, 200), single_line=True),
                           Text(one_line(injected, 200),
                                style="" if rec.injected_ids else "dim"),
-                          served_text(rec), key=rec.id)
+                          served_text(rec), self.judged_text(rec), key=rec.id)
         if key is not None and table.row_count:
             try:
                 table.move_cursor(row=table.get_row_index(key), animate=False)
             except Exception:  # the row is gone (past MAX_ROWS)
                 pass
         self._draw_head()
+
+    # --- judging -------------------------------------------------------------------------------------
+
+    def judged_file(self) -> Path:
+        """The one file the Agent pane judges into: the vault's `.recall/golden.jsonl`."""
+        return self.vault_root / JUDGED
+
+    def read_judged(self) -> bool:
+        """Re-read the judgements shown in the judged column when their file changed (a `stat`
+        otherwise): `.recall/golden.jsonl`, or before it exists the vault's golden.jsonl it
+        will continue. True when they changed. A bad line shows no judgements (the golden tab
+        and `eval` name it)."""
+        from recall_tui.tuning.metrics import read_golden
+
+        path = self.judged_file()
+        if not path.exists():
+            path = self.vault_root / "golden.jsonl"
+        try:
+            st = path.stat()
+            stamp: tuple[str, int, int] | None = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._judged_stamp:
+            return False
+        self._judged_stamp = stamp
+        self.read_weak()
+        try:
+            lines = read_golden(path) if stamp is not None else []
+        except (OSError, ValueError, UnicodeDecodeError):
+            lines = []
+        self.judged = {q.query: q for q in lines}
+        return True
+
+    def read_weak(self) -> bool:
+        """Re-read the Stop hook's weak labels when their file changed; True when they did."""
+        from recall_tui.agent.weak import read_weak, weak_path
+
+        try:
+            st = weak_path(self.vault_root).stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._weak_stamp:
+            return False
+        self._weak_stamp = stamp
+        self.weak = read_weak(self.vault_root) if stamp is not None else {}
+        return True
+
+    def weak_labels(self, rec: AgentRecall) -> dict[str, str]:
+        return self.weak.get(rec.id, {})
+
+    def judged_text(self, rec: AgentRecall) -> Text:
+        q = self.judged.get(recall_query(rec))
+        if q is None:
+            weak = self.weak_labels(rec)
+            if not weak:
+                return Text("")
+            used = sum(1 for v in weak.values() if v.startswith("used"))
+            return Text(f"weak: {used} of {len(weak)} used", style="dim italic")
+        if q.off_topic:
+            return Text("nothing needed", style="yellow")
+        good = sum(1 for g in q.relevant.values() if g > 0)
+        return Text(f"{len(q.relevant)} graded, {good} relevant", style="green" if good else "")
+
+    def judge_closed(self, _: object = None) -> None:
+        """After the judge screen: show what it wrote in the judged column."""
+        if self.read_judged():
+            self._draw_table()
 
     @on(VimTable.RowHighlighted, "#agent-table")
     def _show_injected(self, event: VimTable.RowHighlighted) -> None:

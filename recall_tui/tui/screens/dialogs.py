@@ -64,15 +64,17 @@ class PinScreen(ModalScreen[str | None]):
     #: Matches listed at most (the field narrows them).
     LIMIT = 200
 
-    def __init__(self, ids: list[str], titles: dict[str, str] | None = None) -> None:
+    def __init__(self, ids: list[str], titles: dict[str, str] | None = None,
+                 prompt: str | None = None) -> None:
         super().__init__()
         self.ids = ids
         self.titles = titles or {}
+        self.prompt = prompt
 
     def compose(self) -> ComposeResult:
         with Vertical(id="pin-box"):
-            yield Label("Pin a memory — every recall will say where it fell out. "
-                        "Type part of its id or title.")
+            yield Label(self.prompt or "Pin a memory — every recall will say where it fell "
+                        "out. Type part of its id or title.")
             yield Input(placeholder="id or title", id="pin-input")
             yield OptionList(id="pin-matches")
             yield Label("", id="pin-error")
