@@ -169,7 +169,7 @@ def test_targets_are_judged_both_ways():
 
 def test_bench_rejects_a_missing_vault(tmp_path, capsys):
     assert main(["bench", "--vault", str(tmp_path / "nope")]) == 2
-    assert "not a folder" in capsys.readouterr().err
+    assert "nope: no such vault folder" in capsys.readouterr().err
 
 
 def test_cold_start_measures_a_fresh_process(tmp_path):

@@ -43,3 +43,19 @@ def test_every_command_has_its_own_help():
         out = run(command, "--help")
         assert out.returncode == 0, (command, out.stderr)
         assert "usage: recall-tui " + command in out.stdout
+
+
+def test_every_command_says_a_bad_vault_folder_alike(tmp_path, capsys):
+    """One guard (`is_folder_or_say`) for every command's vault folder: the same words for a
+    missing folder and for a file given as the vault, exit 2. In this process: no children."""
+    from recall_tui.cli import main
+
+    missing, a_file = tmp_path / "nope", tmp_path / "file.md"
+    a_file.write_text("x\n", encoding="utf-8")
+    commands = (["query", "x"], ["load", "some-id"], ["log"], ["preset", "show"], ["eval"],
+                ["errors"], ["tune"], ["report", "x"], ["bench"], ["serve"], ["mcp", "serve"])
+    for bad, words in ((missing, "no such vault folder"), (a_file, "a file, not a vault folder")):
+        for cmd in commands:
+            assert main([*cmd, "--vault", str(bad)]) == 2, cmd
+            err = capsys.readouterr().err
+            assert f"recall-tui {cmd[0]}: {bad}: {words}" in err, (cmd, err)

@@ -1,5 +1,6 @@
 """Helpers shared by the commands: where the vault is, reading it with a clear message, and
-argparse value types."""
+argparse value types. Light to import (the engine only inside the functions that need it):
+the hook command checks its vault folder here too."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import os
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recall_tui.engine.stages.parse import parse_time
 from recall_tui.vault.literal import safe_print
-from recall_tui.vault.model import Vault
+
+if TYPE_CHECKING:
+    from recall_tui.vault.model import Vault
 
 
 def vault_root(arg: str | None) -> Path:
@@ -20,11 +23,13 @@ def vault_root(arg: str | None) -> Path:
 
 
 def is_folder_or_say(prog: str, vault: Path) -> bool:
-    """True when `vault` is a folder; else says so on stderr, naming `prog` (e.g.
-    `recall-tui report`), and the caller exits 2."""
+    """True when `vault` is a folder; else says on stderr why not (no such folder, or a
+    file), naming `prog` (e.g. `recall-tui report`), and the caller exits 2 (a hook: 0).
+    Every command's vault-folder check goes through here, so they all say it alike."""
     if vault.is_dir():
         return True
-    safe_print(f"{prog}: {vault}: not a folder (give the vault's path)", file=sys.stderr)
+    why = "a file, not a vault folder" if vault.exists() else "no such vault folder"
+    safe_print(f"{prog}: {vault}: {why}", file=sys.stderr)
     return False
 
 
@@ -68,6 +73,8 @@ def read_golden_or_say(command: str, qfile: Path, *, given: bool) -> list | None
 
 def time_arg(value: str | None, flag: str) -> datetime | None:
     """An ISO date/datetime option, or a ValueError naming the flag."""
+    from recall_tui.engine.stages.parse import parse_time
+
     if value is None:
         return None
     try:
@@ -78,6 +85,8 @@ def time_arg(value: str | None, flag: str) -> datetime | None:
 
 def iso_time(text: str) -> datetime:
     """argparse type: an ISO-8601 date or datetime, UTC when no zone is given."""
+    from recall_tui.engine.stages.parse import parse_time
+
     try:
         return parse_time(text)
     except ValueError:

@@ -42,11 +42,10 @@ def _err(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
+    from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
 
     root = vault_root(args.vault)
-    if not root.is_dir():
-        _err(f"{root}: no such vault folder")
+    if not is_folder_or_say("recall-tui errors", root):
         return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)

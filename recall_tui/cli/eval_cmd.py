@@ -85,15 +85,14 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
+    from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
     from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
 
     if args.gate is not None:
         return _gate(args)
     root = vault_root(args.vault)
-    if not root.is_dir():
-        _err(f"{root}: no such vault folder")
+    if not is_folder_or_say("recall-tui eval", root):
         return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)

@@ -205,6 +205,7 @@ def _hook_flags(args: argparse.Namespace) -> list[str]:
 def _install(args: argparse.Namespace) -> int:
     """`install` / `uninstall`: print the block, write a plugin folder, or edit --write PATH."""
     from recall_tui.agent.install import merge_hooks, remove_hooks, settings_block
+    from recall_tui.cli._common import is_folder_or_say
 
     name = f"recall-tui hook {args.event}"
     root: Path | None = None
@@ -224,8 +225,7 @@ def _install(args: argparse.Namespace) -> int:
     if root is None:
         safe_print(f"{name}: pass --vault (or set RECALL_TUI_VAULT)", file=sys.stderr)
         return 2
-    if not root.is_dir():
-        safe_print(f"{name}: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say(name, root):
         return 2
     block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)
     if args.plugin_dir:
@@ -315,6 +315,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     from recall_tui.agent import client
+    from recall_tui.cli._common import is_folder_or_say
 
     text = _stdin()
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
@@ -323,8 +324,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
         _print(_empty(event))
         return 0
     root = Path(root_arg)
-    if not root.is_dir():
-        safe_print(f"recall-tui hook: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui hook", root):
         _print(_empty(event))
         return 0
     if args.warm:

@@ -9,7 +9,7 @@ import sys
 
 import yaml
 
-from recall_tui.cli._common import vault_root
+from recall_tui.cli._common import is_folder_or_say, vault_root
 from recall_tui.vault.literal import dump_json, literal, safe_print
 
 HELP = "print one memory (load_memory, lean or full)"
@@ -28,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.vault.reader import read_vault
 
     root = vault_root(args.vault)
-    if not root.is_dir():
-        safe_print(f"recall-tui load: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui load", root):
         return 2
     engine = Engine(read_vault(root), None, Config().with_value("keyword.enabled", False))
     try:

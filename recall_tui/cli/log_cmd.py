@@ -82,11 +82,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui.agent.log import prune, read_agent_log
-    from recall_tui.cli._common import vault_root
+    from recall_tui.cli._common import is_folder_or_say, vault_root
 
     root = vault_root(args.vault)
-    if not root.is_dir():
-        safe_print(f"recall-tui log: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui log", root):
         return 2
     if args.limit is not None and args.limit < 1:
         safe_print("recall-tui log: --limit must be at least 1", file=sys.stderr)

@@ -31,13 +31,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import vault_root
+    from recall_tui.cli._common import is_folder_or_say, vault_root
 
     root = vault_root(args.vault)
     if args.action != "serve":
         return _install(args, root)
-    if not root.is_dir():
-        safe_print(f"recall-tui mcp: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui mcp", root):
         return 2
     if args.preset:
         from recall_tui.engine.config import load_preset
@@ -60,6 +59,7 @@ def _install(args: argparse.Namespace, root: Path) -> int:
         merge_mcp,
         remove_mcp,
     )
+    from recall_tui.cli._common import is_folder_or_say
     from recall_tui.vault.literal import json_text
 
     name = f"recall-tui mcp {args.action}"
@@ -67,8 +67,7 @@ def _install(args: argparse.Namespace, root: Path) -> int:
              *(["--embedder", args.embedder] if args.embedder else []),
              *(["--no-watch"] if args.no_watch else [])]
     if args.action == "install":
-        if not root.is_dir():
-            safe_print(f"{name}: {root}: no such vault folder", file=sys.stderr)
+        if not is_folder_or_say(name, root):
             return 2
         entry = mcp_entry(root, extra)
         if not args.write:

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from recall_tui.agent.active import EMBEDDERS, read_active, resolve_active, write_active
-from recall_tui.cli._common import vault_root
+from recall_tui.cli._common import is_folder_or_say, vault_root
 from recall_tui.vault.literal import safe_print
 
 HELP = "set or show the vault's active preset and embedder (used by query, hooks, MCP)"
@@ -33,8 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from recall_tui.engine.config import load_preset
 
     root = vault_root(args.vault)
-    if not root.is_dir():
-        safe_print(f"recall-tui preset: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui preset", root):
         return 2
     if args.action == "show":
         act, warning = resolve_active(root)

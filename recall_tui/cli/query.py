@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from recall_tui.agent.active import resolve
-from recall_tui.cli._common import positive_int, time_arg, vault_root
+from recall_tui.cli._common import is_folder_or_say, positive_int, time_arg, vault_root
 from recall_tui.engine import Filters
 from recall_tui.vault.literal import dump_json, safe_print
 from recall_tui.vault.model import lean_summary
@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         safe_print(f"recall-tui query: {exc}", file=sys.stderr)
         return 2
-    if not root.is_dir():
-        safe_print(f"recall-tui query: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui query", root):
         return 2
     act = resolve(root, args.preset, args.embedder)
     try:

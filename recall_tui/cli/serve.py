@@ -23,11 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from recall_tui.agent import client
     from recall_tui.agent.client import DEFAULT_IDLE_S
-    from recall_tui.cli._common import vault_root
+    from recall_tui.cli._common import is_folder_or_say, vault_root
 
     root = vault_root(args.vault)
-    if not root.is_dir():
-        safe_print(f"recall-tui serve: {root}: no such vault folder", file=sys.stderr)
+    if not is_folder_or_say("recall-tui serve", root):
         return 2
     if args.stop or args.status:
         try:

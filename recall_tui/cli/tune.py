@@ -65,7 +65,7 @@ def _fmt(x: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import read_golden_or_say, time_arg, vault_root
+    from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
 
     roots = [vault_root(v) for v in args.vault] or [vault_root(None)]
     if args.queries and len(args.queries) != len(roots):
@@ -75,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
         _err("--folds must be at least 2")
         return 2
     for r in roots:
-        if not r.is_dir():
-            _err(f"{r}: no such vault folder")
+        if not is_folder_or_say("recall-tui tune", r):
             return 2
     try:
         now = time_arg(args.now, "--now") or datetime.now(timezone.utc)

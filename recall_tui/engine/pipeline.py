@@ -177,14 +177,16 @@ class Engine:
     def ppr_graph(self) -> graph.PPRGraph:
         return self._memo("ppr", lambda: graph.PPRGraph(self.entity_adjacency()))
 
-    def memory_entities(self) -> dict[str, set[str]]:
-        """memory id -> the graph entities its edges mention."""
-        def build() -> dict[str, set[str]]:
+    def memory_entities(self) -> dict[str, tuple[str, ...]]:
+        """memory id -> the distinct graph entities its edges mention, sorted: the graph
+        stage sums their PPR mass in this order, so a score never depends on the order a set
+        happens to iterate in (string hashes change with PYTHONHASHSEED)."""
+        def build() -> dict[str, tuple[str, ...]]:
             out: dict[str, set[str]] = {}
             for e in self.vault.graph.edges:
                 if e.memory_id:
                     out.setdefault(e.memory_id, set()).update((e.subject, e.object))
-            return out
+            return {mid: tuple(sorted(ents)) for mid, ents in out.items()}
         return self._memo("ments", build)
 
     def digest_tokens(self) -> list[frozenset[str]]:

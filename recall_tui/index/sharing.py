@@ -1,27 +1,40 @@
 """One index file, several processes: emptying it for a rebuild, and noticing other writers.
 
-`SharedFile` is the part of `Index` that lets other processes (a UI, `query`, `edit`, the
-hooks) use the same file at the same time: a rebuild empties it inside the rebuild's own write
-transaction (`_clear`), and a `generation` value in meta, changed with every write to memories
-or vectors, tells an open index to drop its in-memory caches (`_check_external`). See
-docs/data-safety.md. Headless.
+`SharedFile` is the part of `Index` (`Index.shared`) that lets other processes (a UI, `query`,
+`edit`, the hooks) use the same file at the same time: a rebuild empties the tables inside the
+rebuild's own write transaction (`clear_tables`), and a `generation` value in meta, changed
+with every write to memories or vectors (`bump_generation`), tells an open index to drop its
+in-memory caches (`check_external`, which calls the index back). It owns what it last saw of
+the file (`seen_version`, `generation`); the index owns its caches and empties them itself.
+See docs/data-safety.md. Headless.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+
+import apsw
 
 
 class SharedFile:
-    """The multi-process part of `Index` (a mixin: it uses the Index's connection and caches)."""
+    """The multi-process part of `Index`: made with the connection and the index's
+    `_invalidate` (called when another process changed memories or vectors)."""
 
-    def _clear(self, what: str) -> None:
+    def __init__(self, conn: apsw.Connection, on_external_change: Callable[[], None]) -> None:
+        self._conn = conn
+        self._on_external_change = on_external_change
+        #: `PRAGMA data_version` when this process last looked (moves on any other commit).
+        self.seen_version: int | None = None
+        #: The meta `generation` this process last saw or wrote.
+        self.generation: str | None = None
+
+    def clear_tables(self, what: str) -> None:
         """Empty the index for a rebuild, inside the caller's write transaction: every
         memory, turn, vector, edge and signature; with `what="all"` also the embedding cache
-        and the recall statistics (otherwise kept: they cost embedding time and history)."""
+        and the recall statistics (otherwise kept: they cost embedding time and history).
+        The caller parks the vectors first and empties its caches after."""
         conn = self._conn
-        if what != "all":
-            self.park_all_vectors()  # vectors once: they wait in the cache for the rebuild
         for table in ("memories", "edges", "turns", "signatures"):
             conn.execute(f"DELETE FROM {table}")
         for fts in ("memories_fts", "memories_trigram", "memories_original"):
@@ -33,15 +46,10 @@ class SharedFile:
         conn.execute(
             "DELETE FROM meta WHERE key NOT IN ('schema_version', 'created')"
         )
-        self._meta_cache = self._info_cache = None
-        self._row_hashes.clear()
-        self._synced = ([], [])
-        self._stored = self._novec = None
-        self.vector_store.query_cache.clear()
-        self._invalidate()
 
-    def _check_external(self) -> None:
-        """Drop the in-memory caches when another process changed memories or vectors.
+    def check_external(self) -> None:
+        """Tell the index to drop its in-memory caches when another process changed memories
+        or vectors.
 
         Those caches (the vector matrix, the bm25 replicas keyed by rowid, signatures) would
         otherwise keep answering from rows another process replaced (a rebuild gives every
@@ -49,20 +57,19 @@ class SharedFile:
         too); the `generation` in meta moves only when memories or vectors change.
         """
         version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        if version == self._seen_version:
+        if version == self.seen_version:
             return
-        self._seen_version = version
+        self.seen_version = version
         row = self._conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
         gen = row[0] if row else None
-        if gen != self._generation:
-            self._generation = gen
-            self._invalidate()
+        if gen != self.generation:
+            self.generation = gen
+            self._on_external_change()
 
-    def _bump_generation(self) -> None:
+    def bump_generation(self) -> None:
         """Inside a write transaction that changes memories or vectors: tell other processes'
-        `_check_external` to drop their caches."""
-        self._generation = uuid.uuid4().hex
+        `check_external` to drop their caches (the caller forgets its meta cache)."""
+        self.generation = uuid.uuid4().hex
         self._conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (self._generation,)
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (self.generation,)
         )
-        self._meta_cache = self._info_cache = None

@@ -14,11 +14,11 @@ extension on every platform. Headless: no textual, no rich.
 `Index` is the facade: it owns the connection, the lock, the meta cache and the invalidation
 of every cache, and holds three parts it makes with what they need: `keyword` (`fts.py`:
 FTS5 porter and trigram search, the in-memory bm25, the vocabulary), `vector_store`
-(`vectors.py`: sqlite-vec, the numpy kNN, query vectors) and `stats` (`stats.py`: recall
-statistics); its public methods for them delegate. Still mixed in: `sync.py` (incremental
-update, `IndexReport`), `vector_sync.py` (filling the vectors, each stored once, the
-embedding cache), `trigram_build.py` and `sharing.py` (rebuild in place, noticing other
-processes' writes). `schema.py` holds the file, its schema and version. This module keeps
+(`vectors.py`: sqlite-vec, the numpy kNN, query vectors), `stats` (`stats.py`: recall
+statistics) and `shared` (`sharing.py`: emptying the tables for a rebuild in place, noticing
+other processes' writes); its public methods for them delegate. Still mixed in: `sync.py`
+(incremental update, `IndexReport`), `vector_sync.py` (filling the vectors, each stored
+once, the embedding cache) and `trigram_build.py`. `schema.py` holds the file, its schema and version. This module keeps
 opening (and the in-memory fallback), the meta table, signatures and edges, and re-exports
 the parts' public names, so `from recall_tui.index.store import ...` keeps working.
 """
@@ -126,7 +126,7 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(VectorSync, IndexSync, TrigramBuild, SharedFile):
+class Index(VectorSync, IndexSync, TrigramBuild):
     """An open index. Use `Index.open`; every public method is safe to call from any thread.
 
     It owns the connection, the lock and the meta cache. The keyword searches (`keyword`,
@@ -158,9 +158,8 @@ class Index(VectorSync, IndexSync, TrigramBuild, SharedFile):
         # Rowids of memories without a vector after the last sync (None: unknown, ask SQLite).
         self._novec: set[int] | None = None
         self._vectors_usable = True
-        # What other processes did to the file since this one last looked (see `_check_external`).
-        self._seen_version: int | None = None
-        self._generation: str | None = None
+        # What other processes did to the file since this one last looked (`SharedFile`).
+        self.shared = SharedFile(conn, self._invalidate)
         # Progressive open (`open(defer_vectors=True)`, `fill_vectors`): the vault whose
         # vectors are still to be made, and (done, total) while they are being made.
         self._defer_vectors = False
@@ -506,6 +505,29 @@ class Index(VectorSync, IndexSync, TrigramBuild, SharedFile):
         )
 
     # ------------------------------------------------------------------ caches
+
+    def _clear(self, what: str) -> None:
+        """Empty the index for a rebuild, inside the caller's write transaction (the tables:
+        `SharedFile.clear_tables`), vectors parked first unless `what="all"`, then every
+        cache of what the tables held."""
+        if what != "all":
+            self.park_all_vectors()  # vectors once: they wait in the cache for the rebuild
+        self.shared.clear_tables(what)
+        self._meta_cache = self._info_cache = None
+        self._row_hashes.clear()
+        self._synced = ([], [])
+        self._stored = self._novec = None
+        self.vector_store.query_cache.clear()
+        self._invalidate()
+
+    def _check_external(self) -> None:
+        """`SharedFile.check_external`: drop the caches when another process wrote."""
+        self.shared.check_external()
+
+    def _bump_generation(self) -> None:
+        """`SharedFile.bump_generation`, and forget the meta cache it made stale."""
+        self.shared.bump_generation()
+        self._meta_cache = self._info_cache = None
 
     def _invalidate(self) -> None:
         self._nvec = None

@@ -61,8 +61,9 @@ class StageContext(Protocol):
         """The entity graph as arrays for personalised PageRank."""
         ...
 
-    def memory_entities(self) -> dict[str, set[str]]:
-        """memory id -> the graph entities its edges mention."""
+    def memory_entities(self) -> dict[str, tuple[str, ...]]:
+        """memory id -> the distinct graph entities its edges mention, sorted (a sum over
+        them must not follow a set's hash order)."""
         ...
 
     def digest_tokens(self) -> list[frozenset[str]]:

@@ -31,6 +31,7 @@ from recall_tui.engine import calibration
 from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.depth import above_depth, pool_depth
 from recall_tui.engine.stages import StageContext
+from recall_tui.engine.stages.fuse import method_of
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.trace import Candidate
 
@@ -61,15 +62,7 @@ def explain(before: float, after: float, how: str, fusion_max: float, top: float
     if how == "top":
         return (f"100 x {before:.4g} / {top:.4g} = {after:.4g}; {top:.4g} is the best hit's "
                 f"score in this recall")
-    if fuse_cfg.method == "linear":
-        best = (f"the best possible fused score here (cosine 1 and every keyword term, "
-                f"linear {fuse_cfg.linear_similarity:g}/{fuse_cfg.linear_keyword:g})")
-    elif fuse_cfg.method == "convex":
-        best = ("the best possible fused score here (the best candidate of every channel that "
-                "ran, Σ w)")
-    else:
-        best = (f"the best possible fused score here (rank 1 in every channel that ran, "
-                f"Σ w/(k+1), RRF k={fuse_cfg.rrf_k})")
+    best = method_of(fuse_cfg).best(fuse_cfg)
     text = f"100 x {before:.4g} / {fusion_max:.4g} = {after:.4g}; {fusion_max:.4g} is {best}"
     if after > 100:
         text += "; over 100: the boosts (or a hop) lifted it above that best fused score"

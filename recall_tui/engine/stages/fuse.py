@@ -19,7 +19,8 @@ channel is on the same 0..1 scale.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.stages import StageContext
@@ -94,28 +95,108 @@ def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
     return out
 
 
+Rankings = Mapping[str, Sequence[tuple[str, float, int]]]
+Fused = dict[str, tuple[float, list[ChannelScore]]]
+Bounds = Mapping[str, tuple[float, float]]
+
+
+def _rrf_formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
+                 bounds: Bounds | None) -> str:
+    terms = " + ".join(f"{p.weight:g}/({cfg.rrf_k}+{p.rank}) [{p.channel}]" for p in parts)
+    return f"RRF k={cfg.rrf_k}: Σ w/(k + rank); {terms or '0'} = {score:.4g}"
+
+
+def _linear_formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
+                    bounds: Bounds | None) -> str:
+    terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
+    return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
+            f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
+
+
+def _convex_formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
+                    bounds: Bounds | None) -> str:
+    known = bounds or {}
+
+    def term(p: ChannelScore) -> str:
+        lo, hi = known.get(p.channel, (p.raw, p.raw))
+        norm = f"({p.raw:.4g}-{lo:.4g})/({hi:.4g}-{lo:.4g})" if hi > lo else "1 (one score)"
+        return f"{p.weight:g} x {norm} [{p.channel}]"
+
+    terms = " + ".join(term(p) for p in parts)
+    return (f"convex: Σ w x (raw - worst) / (best - worst), per channel over this recall's "
+            f"candidates; {terms or '0'} = {score:.4g}")
+
+
+def _rrf_fuse(rankings: Rankings, st: RecallState, cfg: FuseConfig,
+              weights: Mapping[str, float]) -> tuple[Fused, float, Bounds | None]:
+    fused = rrf(rankings, weights, cfg.rrf_k)
+    return fused, sum(weights[c] / (cfg.rrf_k + 1) for c in rankings) or 1.0, None
+
+
+def _linear_fuse(rankings: Rankings, st: RecallState, cfg: FuseConfig,
+                 weights: Mapping[str, float]) -> tuple[Fused, float, Bounds | None]:
+    fused = linear(rankings, keyword_shares(st), weights, cfg.linear_similarity,
+                   cfg.linear_keyword)
+    best = (cfg.linear_similarity if "vector" in rankings else 0.0)
+    best += cfg.linear_keyword * (1 + sum(weights[c] for c in rankings
+                                          if c not in ("vector", "keyword")))
+    if "keyword" not in rankings:
+        best -= cfg.linear_keyword
+    return fused, best if best > 0 else 1.0, None
+
+
+def _convex_fuse(rankings: Rankings, st: RecallState, cfg: FuseConfig,
+                 weights: Mapping[str, float]) -> tuple[Fused, float, Bounds | None]:
+    bounds = ranges(rankings)
+    return convex(rankings, weights, bounds), sum(weights[c] for c in rankings) or 1.0, bounds
+
+
+@dataclass(frozen=True)
+class FusionMethod:
+    """Everything that differs between the fusion methods, in one row of `METHODS`: the
+    fuse stage, the hits' formulas and the floor's scaling text all read it from there."""
+
+    fuse: Callable[[Rankings, RecallState, FuseConfig, Mapping[str, float]],
+                   tuple[Fused, float, Bounds | None]]
+    """(fused scores, `fusion_max` (the best fused score possible here), the channel bounds
+    the formula needs or None)."""
+    formula: Callable[[FuseConfig, Sequence[ChannelScore], float, Bounds | None], str]
+    """One candidate's fused score written out with its numbers."""
+    info: Callable[[FuseConfig, Bounds | None], list[tuple[str, str]]]
+    """The stage's facts after `method`."""
+    best: Callable[[FuseConfig], str]
+    """What `fusion_max` is, for the floor's scaling explanation."""
+
+
+METHODS: dict[str, FusionMethod] = {
+    "rrf": FusionMethod(
+        _rrf_fuse, _rrf_formula, lambda cfg, _b: [("rrf_k", str(cfg.rrf_k))],
+        lambda cfg: (f"the best possible fused score here (rank 1 in every channel that ran, "
+                     f"Σ w/(k+1), RRF k={cfg.rrf_k})")),
+    "linear": FusionMethod(
+        _linear_fuse, _linear_formula, lambda _cfg, _b: [],
+        lambda cfg: (f"the best possible fused score here (cosine 1 and every keyword term, "
+                     f"linear {cfg.linear_similarity:g}/{cfg.linear_keyword:g})")),
+    "convex": FusionMethod(
+        _convex_fuse, _convex_formula,
+        lambda _cfg, b: [("ranges", ", ".join(f"{ch} {lo:.4g}..{hi:.4g}" for ch, (lo, hi)
+                                              in (b or {}).items()) or "(none)")],
+        lambda _cfg: ("the best possible fused score here (the best candidate of every "
+                      "channel that ran, Σ w)")),
+}
+
+
+def method_of(cfg: FuseConfig) -> FusionMethod:
+    """The configuration's fusion method (RRF for a name `METHODS` lacks)."""
+    return METHODS.get(cfg.method, METHODS["rrf"])
+
+
 def formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
-            bounds: Mapping[str, tuple[float, float]] | None = None) -> str:
+            bounds: Bounds | None = None) -> str:
     """The fused score written out with its numbers, e.g.
     `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
     separated by `; `: the rule, then the sum)."""
-    if cfg.method == "linear":
-        terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
-        return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
-                f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
-    if cfg.method == "convex":
-        bounds = bounds or {}
-
-        def term(p: ChannelScore) -> str:
-            lo, hi = bounds.get(p.channel, (p.raw, p.raw))
-            norm = f"({p.raw:.4g}-{lo:.4g})/({hi:.4g}-{lo:.4g})" if hi > lo else "1 (one score)"
-            return f"{p.weight:g} x {norm} [{p.channel}]"
-
-        terms = " + ".join(term(p) for p in parts)
-        return (f"convex: Σ w x (raw - worst) / (best - worst), per channel over this recall's "
-                f"candidates; {terms or '0'} = {score:.4g}")
-    terms = " + ".join(f"{p.weight:g}/({cfg.rrf_k}+{p.rank}) [{p.channel}]" for p in parts)
-    return f"RRF k={cfg.rrf_k}: Σ w/(k + rank); {terms or '0'} = {score:.4g}"
+    return method_of(cfg).formula(cfg, parts, score, bounds)
 
 
 def keyword_shares(st: RecallState) -> dict[str, float]:
@@ -130,42 +211,22 @@ def run(engine: StageContext, st: RecallState) -> Out:
     rankings = {ch: [(c.id, c.score, c.rank) for c in st.channels[ch]]
                 for ch in CHANNELS if ch in st.channels}
     weights = {ch: float(getattr(cfg.weights, ch)) for ch in CHANNELS}
-    if cfg.method == "linear":
-        fused = linear(rankings, keyword_shares(st), weights, cfg.linear_similarity,
-                       cfg.linear_keyword)
-        best = (cfg.linear_similarity if "vector" in rankings else 0.0)
-        best += cfg.linear_keyword * (1 + sum(weights[c] for c in rankings
-                                              if c not in ("vector", "keyword")))
-        if "keyword" not in rankings:
-            best -= cfg.linear_keyword
-        st.fusion_max = best if best > 0 else 1.0
-    elif cfg.method == "convex":
-        bounds: dict[str, tuple[float, float]] | None = ranges(rankings)
-        fused = convex(rankings, weights, bounds)
-        st.fusion_max = sum(weights[c] for c in rankings) or 1.0
-    else:
-        fused = rrf(rankings, weights, cfg.rrf_k)
-        st.fusion_max = sum(weights[c] / (cfg.rrf_k + 1) for c in rankings) or 1.0
+    method = method_of(cfg)
+    fused, st.fusion_max, bounds = method.fuse(rankings, st, cfg, weights)
     vault = engine.vault
     order = sorted(fused, key=lambda mid: (-fused[mid][0],
                                            -vault.memories[mid].updated.timestamp(), mid))
     st.fused = {mid: fused[mid][0] for mid in order}
-    if cfg.method != "convex":
-        bounds = None
     # The formula is written out for the hits only, when the trace is built (`Engine._hits`):
     # not for every candidate of every recall (every keystroke).
-    st.fusion_text = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds)
+    st.fusion_text = lambda mid: (method.formula(cfg, fused[mid][1], fused[mid][0], bounds)
                                   if mid in fused else "")
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
     st.score = dict(st.fused)
-    out = Out(info=[("method", cfg.method), ("channels", " ".join(rankings) or "(none)"),
+    out = Out(info=[("method", cfg.method), *method.info(cfg, bounds),
+                    ("channels", " ".join(rankings) or "(none)"),
                     ("fusion_max", f"{st.fusion_max:.6f}")])
-    if cfg.method == "convex":
-        out.info.insert(1, ("ranges", ", ".join(f"{ch} {lo:.4g}..{hi:.4g}" for ch, (lo, hi)
-                                                in (bounds or {}).items()) or "(none)"))
-    elif cfg.method != "linear":
-        out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
     for rank, mid in enumerate(order, 1):
         chs = "+".join(p.channel for p in st.channel_scores[mid])
         out.candidates.append(Candidate(mid, st.fused[mid], rank, chs))

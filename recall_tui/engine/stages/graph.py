@@ -138,6 +138,8 @@ def run(engine: StageContext, st: RecallState) -> Out:
         out.info.append(("ppr_iterations", str(iters)))
         top = sorted(mass.items(), key=lambda kv: -kv[1])[:5]
         out.info.append(("ppr_top", ", ".join(f"{n} {v:.3f}" for n, v in top)))
+        # `ments` is sorted: the float sum, and the first of equal masses `max` keeps, are
+        # the same in every process (never a set's order, which PYTHONHASHSEED changes).
         for mid, ments in engine.memory_entities().items():
             score = sum(mass.get(e, 0.0) for e in ments)
             if score > 0:
