@@ -187,7 +187,7 @@ def format_hook_bench(r: dict[str, Any]) -> str:
                      + f"\n    baseline / this: p50 {b['p50'] / w['p50']:.2f}x, p95 {b['p95'] / w['p95']:.2f}x"
                      f" (baseline {r['baseline_src']})")
     if "hung_first_ms" in r:
-        lines += [_line(f"hung, waits {r['service_timeout_s']:g} s  ", r["hung_first_ms"]),
+        lines += [_line(f"hung, waits {r['service_timeout_s']:g} s".ljust(20), r["hung_first_ms"]),
                   _line("hung, marked skip   ", r["hung_next_ms"])]
     lines += [f"  service RSS: {r['service_rss_mb_ready']} MB ready, {r['service_rss_mb_after']} MB "
               "after the warm runs",

@@ -16,6 +16,7 @@ while it is the one shown.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -87,8 +88,9 @@ class AgentActions:
         on_screen = self.request.preset  # type: ignore[attr-defined]
         if active is not None and active.preset != on_screen:
             status.append(f"  agent uses preset {one_line(active.preset, 30)}", style="yellow")
-        if self.agent_warning:
-            status.append(f"  ⚠ {one_line(self.agent_warning, 100)}", style="bold yellow")
+        if self.agent_warning:  # without "(set in PATH)": the vault on screen is that vault
+            short = re.sub(r" \(set in [^)]*\)", "", self.agent_warning)
+            status.append(f"  ⚠ {one_line(short, 120)}", style="bold yellow")
         trace = self.trace  # type: ignore[attr-defined]
         for warning in trace.warnings() if trace is not None else ():
             status.append(f"  ⚠ {one_line(warning, 80)}", style="bold yellow")
