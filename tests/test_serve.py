@@ -73,7 +73,8 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
         "import sys, json\n"
         "from recall_tui.cli import main\n"
         "rc = main(['hook', 'prompt-submit', '--vault', sys.argv[1]])\n"
-        "heavy = sorted(m for m in ('numpy', 'apsw', 'onnxruntime', 'recall_tui.engine') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('numpy', 'apsw', 'onnxruntime', 'textual', 'rich', 'yaml', 'recall_tui.engine',\n"
+        "                          'recall_tui.agent.active') if m in sys.modules)\n"
         "print('HEAVY=' + json.dumps(heavy), file=sys.stderr)\n"
         "sys.exit(rc)\n")
     payload = {"session_id": "warm-1", "hook_event_name": "UserPromptSubmit",
@@ -156,13 +157,22 @@ def test_bench_hook_mode(tmp_path, sample_vault_path):
     shutil.copytree(sample_vault_path, vault, ignore=shutil.ignore_patterns(".recall"))
     write_active(vault, embedder="none")
     out = tmp_path / "hook.json"
+    env = dict(os.environ, RECALL_TUI_SERVICE_TIMEOUT="0.5")  # the hung runs wait this long
     r = subprocess.run([sys.executable, "-m", "recall_tui", "bench", "--hook", "--vault", str(vault),
-                        "--runs", "4", "--out", str(out)], capture_output=True, text=True, timeout=600)
+                        "--runs", "4", "--out", str(out)], capture_output=True, text=True,
+                       timeout=600, env=env)
     assert r.returncode == 0, r.stderr
-    assert "warm service : p50" in r.stdout and "load average before" in r.stdout
+    assert "warm service" in r.stdout and "hung, waits 0.5 s" in r.stdout
+    assert "load average before" in r.stdout and "service RSS" in r.stdout
     data = json.loads(out.read_text())
     assert data["kind"] == "recall-tui-bench-hook" and data["exit_codes"] == [0]
     assert data["warm_ms"]["n"] == 4 and data["in_process_ms"]["n"] == 3
+    # every prompt got its memories: served, in-process, and past a hung (SIGSTOPped) service,
+    # which the hook gave up on after its wait and then skipped
+    assert data["warm_ms"]["injected"] == 4 and data["in_process_ms"]["injected"] == 3
+    assert data["hung_first_ms"]["injected"] == 3 and data["hung_next_ms"]["injected"] == 3
+    assert "no answer within 0.5 s" in " ".join(data["hung_stderr"])
+    assert data["service_timeout_s"] == 0.5 and data["service_rss_mb_after"] > 0
     assert not (vault / ".recall" / "agent").exists()  # the benchmark ran on a copy
 
 

@@ -237,6 +237,18 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         write_active(vault_copy, preset="memoria", set_by="preset use")
         await wait_until(pilot, lambda: "agent uses preset memoria" in status_text(app),
                          "the status line to follow active.json")
+        # the active preset's file deleted (active.json untouched): the agent recalls with
+        # `default`, and the status line says so
+        from recall_tui.agent.active import _preset_file
+        write_active(vault_copy, preset="agent-tuned", set_by="preset use")
+        await wait_until(pilot, lambda: "agent uses preset agent-tuned" in status_text(app),
+                         "the status line to name the saved preset again")
+        saved = _preset_file(vault_copy, "agent-tuned")
+        assert saved is not None
+        saved.unlink()
+        await wait_until(pilot, lambda: "active preset 'agent-tuned'" in status_text(app)
+                         and "not found" in status_text(app), "the missing-preset warning")
+        assert app.agent_active.preset == "default"
 
 
 async def test_trace_warnings_show_in_the_status_line(vault_copy, engine):

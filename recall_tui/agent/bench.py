@@ -1,67 +1,155 @@
 """`recall-tui bench --hook`: whole-process wall time of `recall-tui hook prompt-submit`, as
 Claude Code pays it (a fresh Python process reading the payload on stdin and printing JSON),
-served by the warm service and recalled in-process. The vault is copied first, so the
-benchmark's own service and log never touch the user's vault."""
+in three situations: answered by the warm service, recalled in-process (no service), and with
+a hung service (stopped with SIGSTOP: its socket still accepts connections, nothing answers),
+where the hook must give up after its wait (`client.hook_timeout()`) and recall in its own
+process; the prompts after that skip the service for `client.UNRESPONSIVE_SKIP_S`. Also the
+warm service's resident memory (VmRSS) after the runs. The vault is copied first, so the
+benchmark's own service and log never touch the user's vault.
+
+Every run reuses one session id, so it passes `--repeat-window 0`: repeat suppression would
+otherwise leave later prompts nothing new to inject, and the runs would measure less work."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from recall_tui.agent import client
+from recall_tui.agent.install import executable
 
 DEFAULT_PROMPTS = ("postgres upgrade", "kubectl production", "proxmox upgrade on atlas",
                    "who is our DBA", "stripe webhook retries", "deploy on friday")
+SESSION = "bench-hook-0001"
 
 
-def _one(vault: Path, prompt: str, *extra: str) -> tuple[float, int]:
-    payload = json.dumps({"session_id": "bench", "hook_event_name": "UserPromptSubmit",
-                          "prompt": prompt, "cwd": str(vault)})
+def payload(vault: Path, prompt: str) -> str:
+    """A UserPromptSubmit payload as Claude Code's hooks reference documents it."""
+    return json.dumps({"session_id": SESSION,
+                       "transcript_path": f"{Path.home()}/.claude/projects/bench/{SESSION}.jsonl",
+                       "cwd": str(vault), "permission_mode": "default",
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+class Run:
+    """One hook process: its wall time, exit code, whether it injected memories, its stderr."""
+
+    def __init__(self, ms: float, code: int, injected: bool, stderr: str):
+        self.ms, self.code, self.injected, self.stderr = ms, code, injected, stderr
+
+
+def _one(vault: Path, prompt: str, *extra: str, src: str | None = None) -> Run:
+    """One `hook prompt-submit` process, run as `hook install` writes the command (the
+    `recall-tui` script of this install); `src`: import the package from that folder instead."""
     env = dict(os.environ, RECALL_TUI_AGENT_LOG="on")
+    if src:
+        env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "recall_tui", "hook", "prompt-submit", "--vault",
-                        str(vault), "--budget-ms", "1e9", *extra], input=payload,
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([*executable(), "hook", "prompt-submit", "--vault",
+                        str(vault), "--budget-ms", "1e9", "--repeat-window", "0", *extra],
+                       input=payload(vault, prompt), capture_output=True, text=True, env=env,
+                       timeout=300)
     ms = (time.perf_counter() - t0) * 1000
-    return ms, r.returncode
+    try:
+        ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        ctx = ""
+    return Run(ms, r.returncode, bool(ctx.strip()), r.stderr)
 
 
-def _stats(xs: list[float]) -> dict[str, float]:
-    xs = sorted(xs)
+def _stats(runs: list[Run]) -> dict[str, Any]:
+    xs = sorted(r.ms for r in runs)
     return {"n": len(xs), "min": round(xs[0], 1), "p50": round(statistics.median(xs), 1),
             "p95": round(xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))], 1),
-            "max": round(xs[-1], 1)}
+            "max": round(xs[-1], 1), "injected": sum(r.injected for r in runs)}
+
+
+def rss_mb(pid: int) -> float | None:
+    """A process's resident memory (VmRSS) in MB; None when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None = None,
-               in_process_runs: int = 3, log=lambda s: None) -> dict[str, Any]:
+               in_process_runs: int = 3, hung_runs: int = 3, baseline_src: str | None = None,
+               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Time the hook (see the module docstring); with `baseline_src`, the warm runs alternate
+    between this package and the one in that folder (same service, same minutes)."""
     src = Path(vault)
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
         work = Path(tmp) / "v"
-        shutil.copytree(src, work, ignore=shutil.ignore_patterns("serve.sock", "serve.lock", "agent"))
+        shutil.copytree(src, work, ignore=shutil.ignore_patterns("serve.sock", "serve.lock",
+                                                                 "serve.unresponsive", "agent"))
         extra = ("--embedder", embedder) if embedder else ()
-        out: dict[str, Any] = {"vault": str(src), "runs": runs, "loadavg_before": _load()}
+        prompts = [DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)] for i in range(max(runs, 1))]
+        out: dict[str, Any] = {"vault": str(src), "runs": runs, "loadavg_before": _load(),
+                               "service_timeout_s": client.hook_timeout(),
+                               "unresponsive_skip_s": client.UNRESPONSIVE_SKIP_S}
         log("in-process (no service) ...")
-        cold = [_one(work, DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)], "--no-serve", *extra)
+        cold = [_one(work, prompts[i % len(prompts)], "--no-serve", *extra)
                 for i in range(in_process_runs)]
-        out["in_process_ms"] = _stats([m for m, _ in cold])
+        out["in_process_ms"] = _stats(cold)
         log("starting the service ...")
-        client.start_detached(work, idle_s=120)
-        if client.wait_ready(work, timeout=600) is None:
+        client.start_detached(work, idle_s=300)
+        ping = client.wait_ready(work, timeout=600)
+        if ping is None:
             raise RuntimeError(f"the recall service for {work} did not come up")
+        pid = int(ping["pid"])
+        log("waiting for the service to make the vault's vectors ...")
+        deadline = time.monotonic() + 1800
+        while ping.get("embedding") is not None and time.monotonic() < deadline:
+            time.sleep(0.5)  # "warm" means the whole pipeline, vector channel included
+            ping = client.request(work, {"op": "ping"}, timeout=30)
+        out["vectors_ready"] = ping.get("embedding") is None
+        out["service_rss_mb_ready"] = rss_mb(pid)
         _one(work, "warm-up", *extra)
         log(f"{runs} warm hooks ...")
-        warm = [_one(work, DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)], *extra) for i in range(runs)]
-        out["warm_ms"] = _stats([m for m, _ in warm])
-        out["exit_codes"] = sorted({c for _, c in cold + warm})
+        warm: list[Run] = []
+        base: list[Run] = []
+        for p in prompts[:runs]:
+            warm.append(_one(work, p, *extra))
+            if baseline_src:
+                base.append(_one(work, p, *extra, src=baseline_src))
+        out["warm_ms"] = _stats(warm)
+        if base:
+            out["baseline_src"] = baseline_src
+            out["baseline_warm_ms"] = _stats(base)
+        out["service_rss_mb_after"] = rss_mb(pid)
+        hung_first: list[Run] = []
+        hung_next: list[Run] = []
+        if hung_runs > 0:
+            log(f"hung service (SIGSTOP): {hung_runs} prompts that wait for it, "
+                f"{hung_runs} after it was marked unresponsive ...")
+            marker = client.recall_dir(work) / "serve.unresponsive"
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                for i in range(hung_runs):
+                    marker.unlink(missing_ok=True)  # each of these pays the wait
+                    hung_first.append(_one(work, prompts[i % len(prompts)], *extra))
+                for i in range(hung_runs):  # the marker is set: these skip the service
+                    hung_next.append(_one(work, prompts[i % len(prompts)], *extra))
+            finally:
+                os.kill(pid, signal.SIGCONT)
+                marker.unlink(missing_ok=True)
+            out["hung_first_ms"] = _stats(hung_first)
+            out["hung_next_ms"] = _stats(hung_next)
+            out["hung_stderr"] = hung_first[0].stderr.strip().splitlines()[:2]
+        out["exit_codes"] = sorted({r.code for r in cold + warm + base + hung_first + hung_next})
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         out["bare_python_ms"] = round((time.perf_counter() - t0) * 1000, 1)
@@ -83,12 +171,26 @@ def _load() -> str:
         return "n/a"
 
 
+def _line(name: str, s: dict[str, Any]) -> str:
+    return (f"  {name}: p50 {s['p50']:.0f} ms  p95 {s['p95']:.0f} ms  min {s['min']:.0f}  "
+            f"max {s['max']:.0f}  ({s['injected']} of {s['n']} injected memories)")
+
+
 def format_hook_bench(r: dict[str, Any]) -> str:
-    w, c = r["warm_ms"], r["in_process_ms"]
-    return "\n".join([
-        f"hook prompt-submit on {r['vault']} (whole process, wall time incl. Python start)",
-        f"  warm service : p50 {w['p50']:.0f} ms  p95 {w['p95']:.0f} ms  min {w['min']:.0f}  max {w['max']:.0f}  (n={w['n']})",
-        f"  in-process   : p50 {c['p50']:.0f} ms  p95 {c['p95']:.0f} ms  (n={c['n']})",
-        f"  bare `python -c pass`: {r['bare_python_ms']:.0f} ms; exit codes {r['exit_codes']}",
-        f"  load average before {r['loadavg_before']}  after {r['loadavg_after']}",
-    ])
+    w = r["warm_ms"]
+    lines = [f"hook prompt-submit on {r['vault']} (whole process, wall time incl. Python start)",
+             _line("warm service        ", r["warm_ms"]),
+             _line("in-process, no serve", r["in_process_ms"])]
+    if "baseline_warm_ms" in r:
+        b = r["baseline_warm_ms"]
+        lines.insert(2, _line("warm, baseline      ", b)
+                     + f"\n    baseline / this: p50 {b['p50'] / w['p50']:.2f}x, p95 {b['p95'] / w['p95']:.2f}x"
+                     f" (baseline {r['baseline_src']})")
+    if "hung_first_ms" in r:
+        lines += [_line(f"hung, waits {r['service_timeout_s']:g} s".ljust(20), r["hung_first_ms"]),
+                  _line("hung, marked skip   ", r["hung_next_ms"])]
+    lines += [f"  service RSS: {r['service_rss_mb_ready']} MB ready, {r['service_rss_mb_after']} MB "
+              "after the warm runs",
+              f"  bare `python -c pass`: {r['bare_python_ms']:.0f} ms; exit codes {r['exit_codes']}",
+              f"  load average before {r['loadavg_before']}  after {r['loadavg_after']}"]
+    return "\n".join(lines)

@@ -33,7 +33,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -126,7 +126,11 @@ class AgentRecall:
         return Trace.from_dict(self.trace_dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The record as JSON-ready values. Shallow: the lists are copied, the trace dict (plain
+        JSON values already) is shared, not copied. `dataclasses.asdict` deep-copied it, which
+        was most of a served hook's time (2/3 of 130 ms a prompt under load in a profile)."""
+        d = {f.name: (list(v) if isinstance(v := getattr(self, f.name), list) else v)
+             for f in fields(self)}
         d["trace"] = d.pop("trace_dict")
         return d
 

@@ -16,8 +16,9 @@ every successful call (`injected_text`), so the log holds byte for byte what the
 Bad arguments are tool errors (`is_error`) in one line naming the argument; a query longer
 than `MAX_QUERY` characters is refused before any work.
 
-First contact: the vault is opened on a background thread as the server starts, with the
-vectors deferred (`Index.open(defer_vectors=True)`): the text channels answer within about a
+First contact: the vault is opened on a background thread (`mcp_open.VaultLoader`, which
+`recall-tui mcp` starts before it imports the SDK, so the open runs beside those imports and
+the handshake), with the vectors deferred (`Index.open(defer_vectors=True)`): the text channels answer within about a
 second on a fresh vault, the result's `note` says the vector channel is still building, and
 the vectors are made behind it. Then the vault is watched for changes. Before each call the
 active configuration is checked by content (`ConfigWatch`): `preset use`, or a preset re-saved
@@ -32,7 +33,6 @@ import math
 import os
 import re
 import sys
-import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -43,8 +43,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from recall_tui import __version__
-from recall_tui.agent.core import RecallCore
 from recall_tui.agent.log import AgentRecall, clean_text, new_id, now_iso
+from recall_tui.agent.mcp_open import VaultLoader
 
 MAX_K = 100
 MAX_QUERY = 4000
@@ -175,85 +175,15 @@ class _Server(MCPServer):
             raise
 
 
-class _Loader:
-    """The vault opened in the background as the server starts (see the module docstring)."""
-
-    def __init__(self, root: Path, preset: str | None, embedder: str | None, watch: bool):
-        self.root, self.preset, self.embedder, self.watch = root, preset, embedder, watch
-        self.core: RecallCore | None = None
-        self.error: str = ""
-        self.usable = threading.Event()
-        self.closed = False
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, name="mcp-open", daemon=True)
-
-    def start(self) -> _Loader:
-        self.thread.start()
-        return self
-
-    def _open(self) -> RecallCore:
-        return RecallCore(self.root, preset=self.preset, embedder=self.embedder, index="open",
-                          path="mcp", defer_vectors=True)
-
-    def _run(self) -> None:
-        try:
-            core = self._open()
-        except Exception as exc:
-            self.error = f"cannot open the vault {self.root}: {type(exc).__name__}: {exc}"
-            self.usable.set()
-            return
-        with self.lock:
-            self.core = core
-        self.usable.set()
-        try:
-            core.fill_vectors(self.stop)
-        except Exception:
-            pass
-        with self.lock:
-            if self.closed or self.stop.is_set() or self.core is not core:
-                return
-            if self.watch:
-                core.reload_if_changed()  # what changed while the vectors were made
-                core.watch()
-
-    def get(self) -> RecallCore:
-        self.usable.wait()
-        with self.lock:
-            core = self.core
-        if core is None:
-            raise ToolError(self.error or "the vault is not open")
-        core.refresh_config()
-        if not core.embedder_changed():
-            return core
-        with self.lock:  # the active embedder changed: a new core (vectors made in the open)
-            old = self.core
-            self.core = RecallCore(self.root, preset=self.preset, embedder=self.embedder,
-                                   index="open", path="mcp")
-            if self.watch:
-                self.core.watch()
-            new = self.core
-        if old is not None:
-            old.close()
-        return new
-
-    def close(self) -> None:
-        self.stop.set()
-        if self.thread.is_alive():
-            self.thread.join(60)  # ends after its current batch: no thread left in the embedder
-        with self.lock:
-            self.closed = True
-            core, self.core = self.core, None
-        if core is not None:
-            core.close()
-
-
 def build_server(root: str | os.PathLike, *, preset: str | None = None,
-                 embedder: str | None = None, watch: bool = True) -> tuple[MCPServer, Any]:
-    """The MCP server for a vault (its vault already opening in the background) and a
+                 embedder: str | None = None, watch: bool = True,
+                 loader: VaultLoader | None = None) -> tuple[MCPServer, Any]:
+    """The MCP server for a vault (its vault already opening in the background: `loader`, when
+    the caller started it before importing this module, else one started here) and a
     `close()` to call when it is done."""
     root = Path(root)
-    loader = _Loader(root, preset, embedder, watch).start()
+    if loader is None:
+        loader = VaultLoader(root, preset, embedder, watch).start()
     session = f"mcp-{os.getpid()}"
 
     def check_query(query: str) -> str:

@@ -117,6 +117,7 @@ class RecallService:
         """Make the vectors the first open deferred, then watch the vault (what changed in
         the meantime is read first). Recalls meanwhile run without the vector channel (their
         trace says `embedding N / M`)."""
+        core.warm_up()  # what the first hook would build lazily (a hook meanwhile waits for it)
         try:
             core.fill_vectors(self._stopping)
         except Exception as exc:
@@ -232,7 +233,9 @@ class RecallService:
         op = req.get("op")
         if op == "ping":
             core = self.core
+            progress = core.index.embedding_progress() if core and core.index else None
             return {"ok": True, "pid": os.getpid(), "root": str(self.root), "served": self.served,
+                    "embedding": list(progress) if progress else None,
                     "preset": core.preset if core else None,
                     "warning": core.warning if core else "",
                     "embedder": core.embedder.name if core and core.embedder else "none"}

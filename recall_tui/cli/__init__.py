@@ -75,7 +75,9 @@ def build_parser(available: dict[str, object] | None = None) -> argparse.Argumen
     )
     parser.add_argument("--version", action="version", version=f"recall-tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    # with a command's module given, only its sub-parser: building all ~20 costs a hook
+    # (a fresh process per prompt) several ms, and parsing that command needs none of them
+    for name in (available if available is not None else COMMANDS):
         mod = (available or {}).get(name)
         p = sub.add_parser(name, help=HELP[name], description=HELP[name])
         if mod is not None:

@@ -63,7 +63,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "real model and time the first keyword result (e.g. 10000)")
     p.add_argument("--hook", action="store_true",
                    help="measure only `hook prompt-submit` as Claude Code runs it (whole process), "
-                        "warm service and in-process, on --vault (default ./sample-vault)")
+                        "warm service, in-process and a hung service, on --vault (default "
+                        "./sample-vault)")
+    p.add_argument("--hook-baseline", metavar="SRC",
+                   help="with --hook: also time warm hooks run from another copy of the package "
+                        "(SRC holds its recall_tui/), alternating with this one, for a ratio")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -180,7 +184,7 @@ def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
         return 2
     runs = args.runs if args.runs != 3 else 20
     try:
-        r = hook_bench(root, runs=runs, log=log)
+        r = hook_bench(root, runs=runs, log=log, baseline_src=args.hook_baseline)
     except RuntimeError as exc:
         print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1

@@ -337,6 +337,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             "sources": [s.strip() for s in (args.sources or DEFAULT_SOURCES).split(",") if s.strip()],
             "transparency": args.transparency, "repeat_window": args.repeat_window}
     out = None
+    warning = ""  # the active preset missing: the service says so; in-process, resolve_active
     if not args.no_serve and client.recently_unresponsive(root):
         safe_print(f"recall-tui hook {event}: the service did not answer in the last "
                    f"{client.UNRESPONSIVE_SKIP_S:.0f} s; recalling in this process", file=sys.stderr)
@@ -346,6 +347,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
                                  timeout=client.hook_timeout())
             if ans.get("ok"):
                 out = ans["output"]
+                warning = str(ans.get("warning") or "") if args.preset is None else ""
             else:
                 safe_print(f"recall-tui hook {event}: service: {ans.get('error')}; "
                            "recalling in this process", file=sys.stderr)
@@ -358,9 +360,10 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             client.start_detached(root)  # for the next prompt; this one recalls here
     if out is None:
         out = _in_process(root, opts, payload)
-    from recall_tui.agent.active import resolve_active
+        from recall_tui.agent.active import resolve_active
 
-    if warning := resolve_active(root, args.preset, args.embedder)[1]:  # active preset missing
+        warning = resolve_active(root, args.preset, args.embedder)[1]
+    if warning:
         safe_print(f"recall-tui hook {event}: {warning}", file=sys.stderr)
     _print(out)
     budget = args.budget_ms if args.budget_ms is not None else BUDGET_MS[event]

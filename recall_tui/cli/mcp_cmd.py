@@ -46,9 +46,15 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             safe_print(f"recall-tui mcp: {exc}", file=sys.stderr)
             return 2
+    from recall_tui.agent.mcp_open import VaultLoader
+
+    # open the vault before importing the MCP SDK: it loads while the SDK imports and the
+    # client's handshake runs, so the first recall finds it (nearly) ready
+    loader = VaultLoader(root, args.preset, args.embedder, not args.no_watch).start()
     from recall_tui.agent.mcp_server import serve_stdio
 
-    return serve_stdio(root, preset=args.preset, embedder=args.embedder, watch=not args.no_watch)
+    return serve_stdio(root, preset=args.preset, embedder=args.embedder, watch=not args.no_watch,
+                       loader=loader)
 
 
 def _install(args: argparse.Namespace, root: Path) -> int:

@@ -333,9 +333,25 @@ def trace_time(text: str | None) -> datetime | None:
         return None
 
 
+#: Field names per dataclass type (None: not a dataclass instance), for `_to_plain`: asking
+#: `dataclasses.fields` per object was most of `Trace.to_dict`, which every agent recall pays.
+_PLAIN_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def _to_plain(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return obj
+    if t is float:
+        return round(obj, 6)
+    try:
+        names = _PLAIN_FIELDS[t]
+    except KeyError:
+        names = _PLAIN_FIELDS[t] = (
+            tuple(f.name for f in dataclasses.fields(obj))
+            if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else None)
+    if names is not None:
+        return {n: _to_plain(getattr(obj, n)) for n in names}
     if isinstance(obj, (list, tuple)):
         return [_to_plain(x) for x in obj]
     if isinstance(obj, dict):

@@ -16,13 +16,14 @@ while it is the one shown.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Input
 
-from recall_tui.agent.active import active_path, read_active
+from recall_tui.agent.active import active_path, resolve_active
 from recall_tui.agent.log import AgentRecall
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.panes.agent import AgentPane, time_text
@@ -39,7 +40,9 @@ class AgentActions:
     agent_open: tuple[AgentRecall, Trace] | None = None
     """The agent recall last opened and its rebuilt trace (shown while `app.trace` is it)."""
     agent_active: Any = None
-    """`read_active(vault)` as last read."""
+    """`resolve_active(vault)` as last read (`default` when the active preset is missing)."""
+    agent_warning: str = ""
+    """`resolve_active`'s warning: the active preset named in active.json does not exist."""
     _active_stamp: tuple[int, int] | None = None
 
     def on_mount(self) -> None:
@@ -57,10 +60,14 @@ class AgentActions:
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = None
-        if self.agent_active is not None and stamp == self._active_stamp:
+        # resolved at every poll (a few `stat`s): deleting the active preset's file changes
+        # the configuration without touching active.json
+        active, warning = resolve_active(self.vault_path)  # type: ignore[attr-defined]
+        if (self.agent_active is not None and stamp == self._active_stamp
+                and warning == self.agent_warning):
             return False
         self._active_stamp = stamp
-        self.agent_active = read_active(self.vault_path)  # type: ignore[attr-defined]
+        self.agent_active, self.agent_warning = active, warning
         self._set_status()  # type: ignore[attr-defined]
         return True
 
@@ -81,6 +88,9 @@ class AgentActions:
         on_screen = self.request.preset  # type: ignore[attr-defined]
         if active is not None and active.preset != on_screen:
             status.append(f"  agent uses preset {one_line(active.preset, 30)}", style="yellow")
+        if self.agent_warning:  # without "(set in PATH)": the vault on screen is that vault
+            short = re.sub(r" \(set in [^)]*\)", "", self.agent_warning)
+            status.append(f"  ⚠ {one_line(short, 120)}", style="bold yellow")
         trace = self.trace  # type: ignore[attr-defined]
         for warning in trace.warnings() if trace is not None else ():
             status.append(f"  ⚠ {one_line(warning, 80)}", style="bold yellow")
