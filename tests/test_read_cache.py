@@ -186,3 +186,69 @@ def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, pars
     assert b.frontmatter["recall_when"] == ["when one", "when two"]
     assert type(b.frontmatter["recall_when"]) is list
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def _snapshot_file(root: Path) -> Path:
+    return root / ".recall" / (readcache.CACHE_NAME + readcache.SNAPSHOT_SUFFIX)
+
+
+def _empty_table(root: Path) -> None:
+    rc = readcache.ReadCache.open(str(root))
+    assert rc is not None
+    with rc._conn:
+        rc._conn.execute("DELETE FROM files")
+    rc.close()
+
+
+def test_unchanged_reread_is_served_by_the_snapshot_alone(vault_dir, parses):
+    """The snapshot (one file, one marshal) serves a re-read of the unchanged vault without
+    the SQLite table: with the table emptied nothing is parsed, and the Vault is the same."""
+    plain = read_vault(vault_dir)
+    parses.clear()
+    read_vault(vault_dir, cache=True)
+    assert _snapshot_file(vault_dir).is_file()
+    _empty_table(vault_dir)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    assert _snapshot(again) == _snapshot(plain)
+
+
+def test_snapshot_kept_for_a_few_changes_rewritten_past_the_slack(vault_dir, parses, monkeypatch):
+    v0 = read_vault(vault_dir, cache=True)
+    snap = _snapshot_file(vault_dir)
+    stamp = snap.stat().st_mtime_ns, snap.stat().st_ino
+    edited = vault_dir / sorted(m.path for m in v0.memories.values())[0]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    parses.clear()
+    v1 = read_vault(vault_dir, cache=True)
+    rel = str(edited.relative_to(vault_dir))
+    assert parses == [rel]
+    assert (snap.stat().st_mtime_ns, snap.stat().st_ino) == stamp  # one change: kept
+    parses.clear()
+    v2 = read_vault(vault_dir, cache=True)  # the changed file now comes from the table
+    assert parses == []
+    assert _snapshot(v1) == _snapshot(v2) == _snapshot(read_vault(vault_dir))
+    monkeypatch.setattr(reader, "SNAPSHOT_SLACK", 0)
+    monkeypatch.setattr(reader, "SNAPSHOT_STALE", 0.0)
+    parses.clear()
+    read_vault(vault_dir, cache=True)  # one stale file is now past the slack: rewritten
+    assert parses == [] and (snap.stat().st_mtime_ns, snap.stat().st_ino) != stamp
+    _empty_table(vault_dir)
+    v3 = read_vault(vault_dir, cache=True)
+    assert parses == []  # the new snapshot holds the changed file too
+    assert _snapshot(v3) == _snapshot(v2)
+
+
+def test_damaged_snapshot_is_dropped_and_written_again(vault_dir, parses):
+    read_vault(vault_dir, cache=True)
+    _snapshot_file(vault_dir).write_bytes(b"not a marshal" * 50)
+    parses.clear()
+    v = read_vault(vault_dir, cache=True)  # the table serves; the snapshot is written anew
+    assert parses == []
+    assert _snapshot(v) == _snapshot(read_vault(vault_dir))
+    rc = readcache.ReadCache.open(str(vault_dir))
+    assert rc is not None and rc.snapshot() is not None
+    rc.close()
+    readcache.drop_read_cache(str(vault_dir))
+    assert not _snapshot_file(vault_dir).exists()
