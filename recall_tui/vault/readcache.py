@@ -489,48 +489,35 @@ class ReadCache:
     def snapshot_path(self) -> str:
         return str(self.path) + SNAPSHOT_SUFFIX
 
-    def snapshot(self) -> tuple[list[str], list[FileKey], Iterator[list[Packed]]] | None:
-        """The last snapshot as (paths, their keys, the records chunk by chunk, in the
-        paths' order), or None (none yet, another reader or schema version, or a damaged
-        head, which is deleted). The chunks are read as they are asked for, so the file is
-        never held whole; a damaged chunk ends them early (and deletes the file): the files
-        not given are the caller's to take from the table.
+    def snapshot(self) -> dict[str, tuple[FileKey, Packed]] | None:
+        """Every memory file's key and unmarshalled record as of the last snapshot, or None
+        (none yet, another reader or schema version, or a damaged file, which is deleted).
 
-        The snapshot is one file: a head (stamp, paths, keys, the number of chunks), then
-        the records in chunks of SNAPSHOT_CHUNK, each part length-prefixed and one marshal.
-        A re-read of an unchanged vault reads it in one pass instead of scanning the SQLite
-        table row by row and unmarshalling 100k blobs one at a time, a string the records
-        of a chunk share (a type, a tag, a status) is stored and decoded once, and the head
-        tells which files it serves before any record is decoded. The SQLite table stays
-        the record of truth for files the snapshot does not match."""
+        The snapshot is one file of a few large marshals (SNAPSHOT_CHUNK records each): a
+        re-read of an unchanged vault reads it in one pass instead of scanning the SQLite
+        table row by row and unmarshalling 100k blobs one at a time, and a string the
+        records of a chunk share (a type, a tag, a status) is stored and decoded once. The
+        chunks are read one at a time, so the file is never held whole. The SQLite table
+        stays the record of truth for files the snapshot does not match."""
         try:
             fh = open(self.snapshot_path, "rb")
         except OSError:
             return None
+        out: dict[str, tuple[FileKey, Packed]] = {}
         try:
-            stamp, rels, keys, chunks = marshal.loads(_part(fh))
-            if stamp != _stamp() or len(rels) != len(keys):
-                fh.close()
-                return None
+            with fh:  # each part: its length (8 bytes), then its marshal, loaded from bytes
+                # (`marshal.load` on a file calls its `readinto` for every string: far slower)
+                stamp, chunks = marshal.loads(_part(fh))
+                if stamp != _stamp():
+                    return None
+                for _ in range(chunks):
+                    rels, keys, records = marshal.loads(_part(fh))
+                    out.update(zip(rels, zip(keys, records, strict=True), strict=True))
+            return out
         except Exception:  # damaged or foreign: drop it, the table still serves
-            fh.close()
-            self._drop_snapshot()
+            with contextlib.suppress(OSError):
+                os.unlink(self.snapshot_path)
             return None
-
-        def records() -> Iterator[list[Packed]]:
-            with fh:
-                try:
-                    for _ in range(chunks):
-                        got: list[Packed] = marshal.loads(_part(fh))
-                        yield got
-                except Exception:
-                    self._drop_snapshot()
-
-        return rels, keys, records()
-
-    def _drop_snapshot(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.snapshot_path)
 
     def write_snapshot(self, records: dict[str, tuple[FileKey, Packed]]) -> None:
         """Replace the snapshot with these records (atomically, a chunk's bytes at a time;
@@ -540,11 +527,12 @@ class ReadCache:
         try:
             with open(tmp, "wb") as fh:
                 chunks = range(0, len(rels), SNAPSHOT_CHUNK)
-                head = (_stamp(), rels, [records[r][0] for r in rels], len(chunks))
-                _write_part(fh, marshal.dumps(head))
+                _write_part(fh, marshal.dumps((_stamp(), len(chunks))))
                 for i in chunks:
                     part = rels[i : i + SNAPSHOT_CHUNK]
-                    _write_part(fh, marshal.dumps([records[r][1] for r in part]))
+                    _write_part(fh, marshal.dumps(
+                        (part, [records[r][0] for r in part], [records[r][1] for r in part])
+                    ))
             os.replace(tmp, self.snapshot_path)
         except (OSError, ValueError):
             with contextlib.suppress(OSError):

@@ -179,31 +179,18 @@ def _cached_records(
     records: dict[str, tuple[FileKey, Packed]] = {}
     gone: list[str] = []
     snap = rcache.snapshot()
-    rewrite = True
+    served = 0  # files the snapshot served
     if snap is not None:
-        rels, snap_keys, chunks = snap
-        serves = [keys.get(rel) == key for rel, key in zip(rels, snap_keys, strict=True)]
-        stale = sum(1 for k in keys.values() if k is not None) - sum(serves)
-        # Past the slack the snapshot is written again at the end, so the records decoded
-        # from it are kept for that; else they are let go chunk by chunk.
-        rewrite = stale > max(SNAPSHOT_SLACK, int(len(keys) * SNAPSHOT_STALE))
-        i = 0
-        for chunk in chunks:
-            if i + len(chunk) > len(rels):  # not this snapshot's chunk: the table serves
-                break
-            for packed in chunk:
-                if serves[i]:
-                    rel = rels[i]
-                    try:
-                        decoded[rel] = from_packed(packed)
-                    except Exception:  # a record this reader cannot build: parse again
-                        pass
-                    else:
-                        if rewrite:
-                            records[rel] = (snap_keys[i], packed)
-                i += 1
-            del chunk
-        gone = [rel for rel in rels if rel not in keys]
+        for rel, key in keys.items():
+            got = snap.get(rel)
+            if got is not None and got[0] == key:
+                try:
+                    decoded[rel] = from_packed(got[1])
+                except Exception:  # a record this reader cannot build: parse again
+                    continue
+                records[rel] = got
+        served = len(records)
+        gone = [rel for rel in snap if rel not in keys]
         rows = rcache.rows_for([r for r, k in keys.items() if k is not None and r not in decoded])
     else:
         rows = rcache.rows()
@@ -218,6 +205,8 @@ def _cached_records(
             except Exception:  # a record this reader cannot load: parse again
                 continue
             records[rel] = (key, packed)
+    stale = sum(1 for k in keys.values() if k is not None) - served
+    rewrite = snap is None or stale > max(SNAPSHOT_SLACK, int(len(keys) * SNAPSHOT_STALE))
     return keys, decoded, gone, records, rewrite
 
 
