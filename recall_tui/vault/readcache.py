@@ -362,21 +362,6 @@ def drop_read_cache(root: str) -> None:
                 os.unlink(str(path) + suffix)
 
 
-def _part(fh: Any) -> bytes:
-    """One length-prefixed part of the snapshot file (ValueError when cut short)."""
-    head = fh.read(8)
-    n = int.from_bytes(head, "little") if len(head) == 8 else -1
-    data: bytes = fh.read(n) if n >= 0 else b""
-    if n < 0 or len(data) != n:
-        raise ValueError("snapshot cut short")
-    return data
-
-
-def _write_part(fh: Any, data: bytes) -> None:
-    fh.write(len(data).to_bytes(8, "little"))
-    fh.write(data)
-
-
 #: The snapshot beside the SQLite file (see `ReadCache.snapshot`), and its records per chunk.
 SNAPSHOT_SUFFIX = ".snapshot"
 SNAPSHOT_CHUNK = 5000
@@ -505,13 +490,12 @@ class ReadCache:
             return None
         out: dict[str, tuple[FileKey, Packed]] = {}
         try:
-            with fh:  # each part: its length (8 bytes), then its marshal, loaded from bytes
-                # (`marshal.load` on a file calls its `readinto` for every string: far slower)
-                stamp, chunks = marshal.loads(_part(fh))
+            with fh:
+                stamp, chunks = marshal.load(fh)
                 if stamp != _stamp():
                     return None
                 for _ in range(chunks):
-                    rels, keys, records = marshal.loads(_part(fh))
+                    rels, keys, records = marshal.load(fh)
                     out.update(zip(rels, zip(keys, records, strict=True), strict=True))
             return out
         except Exception:  # damaged or foreign: drop it, the table still serves
@@ -527,12 +511,12 @@ class ReadCache:
         try:
             with open(tmp, "wb") as fh:
                 chunks = range(0, len(rels), SNAPSHOT_CHUNK)
-                _write_part(fh, marshal.dumps((_stamp(), len(chunks))))
+                marshal.dump((_stamp(), len(chunks)), fh)
                 for i in chunks:
                     part = rels[i : i + SNAPSHOT_CHUNK]
-                    _write_part(fh, marshal.dumps(
-                        (part, [records[r][0] for r in part], [records[r][1] for r in part])
-                    ))
+                    marshal.dump(
+                        (part, [records[r][0] for r in part], [records[r][1] for r in part]), fh
+                    )
             os.replace(tmp, self.snapshot_path)
         except (OSError, ValueError):
             with contextlib.suppress(OSError):
