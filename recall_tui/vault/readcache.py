@@ -307,31 +307,18 @@ def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
     values, so a string the Memory and its frontmatter share stays one object when loaded
     (marshal keeps references), short strings interned; the frontmatter is pickled only when
     YAML gave nested dates and the like."""
-    return marshal.dumps(pack(record))
-
-
-def pack(record: tuple[Memory | None, list[Problem]]) -> Packed:
-    """A file's record as the plain values `dumps` marshals."""
     memory, problems = record
-    return (
+    packed = (
         _share(_pack_memory(memory)) if memory is not None else None,
         tuple((p.path, p.line, p.reason, p.severity) for p in problems),
     )
+    return marshal.dumps(packed)
 
 
 def loads(blob: bytes) -> tuple[Memory | None, list[Problem]]:
-    return from_packed(marshal.loads(blob))
-
-
-#: A record as `dumps` marshals it: (the packed Memory or None, the problems as tuples).
-Packed = tuple[Any, tuple[tuple[Any, ...], ...]]
-
-
-def from_packed(record: Packed) -> tuple[Memory | None, list[Problem]]:
-    """The Memory and problems of a record already unmarshalled (`marshal.loads` of `dumps`)."""
-    packed, problems = record
+    packed, problems = marshal.loads(blob)
     memory = _unpack_memory(packed) if packed is not None else None
-    return memory, [Problem(*p) for p in problems] if problems else []
+    return memory, [Problem(*p) for p in problems]
 
 
 def cache_path(root: str) -> Path | None:
@@ -357,14 +344,9 @@ def drop_read_cache(root: str) -> None:
     """Delete the vault's reading cache (the next cached read parses every file)."""
     path = cache_path(root)
     if path is not None:
-        for suffix in ("", "-wal", "-shm", "-journal", SNAPSHOT_SUFFIX):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 os.unlink(str(path) + suffix)
-
-
-#: The snapshot beside the SQLite file (see `ReadCache.snapshot`), and its records per chunk.
-SNAPSHOT_SUFFIX = ".snapshot"
-SNAPSHOT_CHUNK = 5000
 
 
 _SCHEMA = """
@@ -455,72 +437,6 @@ class ReadCache:
                 )
         except apsw.Error:
             pass
-
-    def rows_for(self, rels: list[str]) -> Iterator[tuple[str, FileKey, bytes]]:
-        """The cached rows of these paths only (those the snapshot did not serve)."""
-        try:
-            for i in range(0, len(rels), 500):
-                part = rels[i : i + 500]
-                marks = ",".join("?" * len(part))
-                for rel, size, mtime, ctime, ino, blob in self._conn.execute(
-                    "SELECT rel, size, mtime_ns, ctime_ns, ino, record FROM files"
-                    f" WHERE rel IN ({marks})", part
-                ):
-                    yield rel, (size, mtime, ctime, ino), blob
-        except apsw.Error:
-            return
-
-    @property
-    def snapshot_path(self) -> str:
-        return str(self.path) + SNAPSHOT_SUFFIX
-
-    def snapshot(self) -> dict[str, tuple[FileKey, Packed]] | None:
-        """Every memory file's key and unmarshalled record as of the last snapshot, or None
-        (none yet, another reader or schema version, or a damaged file, which is deleted).
-
-        The snapshot is one file of a few large marshals (SNAPSHOT_CHUNK records each): a
-        re-read of an unchanged vault reads it in one pass instead of scanning the SQLite
-        table row by row and unmarshalling 100k blobs one at a time, and a string the
-        records of a chunk share (a type, a tag, a status) is stored and decoded once. The
-        chunks are read one at a time, so the file is never held whole. The SQLite table
-        stays the record of truth for files the snapshot does not match."""
-        try:
-            fh = open(self.snapshot_path, "rb")
-        except OSError:
-            return None
-        out: dict[str, tuple[FileKey, Packed]] = {}
-        try:
-            with fh:
-                stamp, chunks = marshal.load(fh)
-                if stamp != _stamp():
-                    return None
-                for _ in range(chunks):
-                    rels, keys, records = marshal.load(fh)
-                    out.update(zip(rels, zip(keys, records, strict=True), strict=True))
-            return out
-        except Exception:  # damaged or foreign: drop it, the table still serves
-            with contextlib.suppress(OSError):
-                os.unlink(self.snapshot_path)
-            return None
-
-    def write_snapshot(self, records: dict[str, tuple[FileKey, Packed]]) -> None:
-        """Replace the snapshot with these records (atomically, a chunk's bytes at a time;
-        best effort)."""
-        rels = list(records)
-        tmp = f"{self.snapshot_path}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                chunks = range(0, len(rels), SNAPSHOT_CHUNK)
-                marshal.dump((_stamp(), len(chunks)), fh)
-                for i in chunks:
-                    part = rels[i : i + SNAPSHOT_CHUNK]
-                    marshal.dump(
-                        (part, [records[r][0] for r in part], [records[r][1] for r in part]), fh
-                    )
-            os.replace(tmp, self.snapshot_path)
-        except (OSError, ValueError):
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
     def close(self) -> None:
         with contextlib.suppress(apsw.Error):

@@ -22,7 +22,6 @@ import errno
 import functools
 import gc
 import hashlib
-import marshal
 import os
 from collections.abc import Callable
 from datetime import datetime
@@ -57,9 +56,9 @@ from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
 from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
-from recall_tui.vault.readcache import FileKey, Packed, ReadCache, file_key, from_packed
+from recall_tui.vault.readcache import FileKey, ReadCache, file_key
 from recall_tui.vault.readcache import dumps as cache_dumps
-from recall_tui.vault.readcache import pack as cache_pack
+from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
@@ -120,11 +119,9 @@ def _read_memory_cached(
     keys: dict[str, FileKey | None],
     fresh: list[tuple[str, FileKey, bytes]],
     rcache: ReadCache | None = None,
-    records: dict[str, tuple[FileKey, Packed]] | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
-    unchanged, else a fresh parse, queued in `fresh` for the cache (and kept in `records`,
-    for the snapshot)."""
+    unchanged, else a fresh parse, queued in `fresh` for the cache."""
     hit = decoded.pop(f.rel, None)
     if hit is not None:
         memory, cached_problems = hit
@@ -135,38 +132,19 @@ def _read_memory_cached(
     problems.extend(file_problems)
     key = keys.get(f.rel)
     if key is not None:
-        packed = cache_pack((memory, file_problems))
-        fresh.append((f.rel, key, marshal.dumps(packed)))
-        if records is not None:
-            records[f.rel] = (key, packed)
+        fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
         if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
             rcache.store(fresh, [])  # in batches: a first read does not hold every record
             fresh.clear()
     return memory
 
 
-#: A snapshot serving all but this share of the memory files (or SNAPSHOT_SLACK files,
-#: whichever is more) is kept as it is; past it, the read writes a new one.
-SNAPSHOT_STALE = 0.02
-SNAPSHOT_SLACK = 200
-
-
 def _cached_records(
     rcache: ReadCache, files: list[_File]
-) -> tuple[
-    dict[str, FileKey | None],
-    dict[str, tuple[Memory | None, list[Problem]]],
-    list[str],
-    dict[str, tuple[FileKey, Packed]],
-    bool,
-]:
-    """The memory files' keys now, the decoded records of those whose key is unchanged,
-    the cached paths that are gone, every decoded record's (key, packed record) for the
-    snapshot, and whether the snapshot should be written again at the end of the read.
-
-    The snapshot (one file, one marshal) serves every file whose key it holds unchanged;
-    the rest come from the SQLite table (only their rows when a snapshot was read, else one
-    scan of the table, one record's bytes at a time)."""
+) -> tuple[dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str]]:
+    """The memory files' keys now, the decoded records of those whose key is unchanged
+    (streamed from the cache: one record's bytes at a time are held), and the cached paths
+    that are gone."""
     keys: dict[str, FileKey | None] = {}
     stat = os.stat
     for f in files:
@@ -176,38 +154,19 @@ def _cached_records(
             except OSError:
                 keys[f.rel] = None
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
-    records: dict[str, tuple[FileKey, Packed]] = {}
     gone: list[str] = []
-    snap = rcache.snapshot()
-    served = 0  # files the snapshot served
-    if snap is not None:
-        for rel, key in keys.items():
-            got = snap.get(rel)
-            if got is not None and got[0] == key:
-                try:
-                    decoded[rel] = from_packed(got[1])
-                except Exception:  # a record this reader cannot build: parse again
-                    continue
-                records[rel] = got
-        served = len(records)
-        gone = [rel for rel in snap if rel not in keys]
-        rows = rcache.rows_for([r for r, k in keys.items() if k is not None and r not in decoded])
-    else:
-        rows = rcache.rows()
-    for rel, key, blob in rows:
+    # One scan of the table: each row's key compared with the file's, the record decoded
+    # when they agree (one record's bytes at a time are held).
+    for rel, key, blob in rcache.rows():
         now = keys.get(rel, _GONE)
         if now is _GONE:
             gone.append(rel)
-        elif now == key and rel not in decoded:
+        elif now == key:
             try:
-                packed = marshal.loads(blob)
-                decoded[rel] = from_packed(packed)
+                decoded[rel] = cache_loads(blob)
             except Exception:  # a record this reader cannot load: parse again
-                continue
-            records[rel] = (key, packed)
-    stale = sum(1 for k in keys.values() if k is not None) - served
-    rewrite = snap is None or stale > max(SNAPSHOT_SLACK, int(len(keys) * SNAPSHOT_STALE))
-    return keys, decoded, gone, records, rewrite
+                pass
+    return keys, decoded, gone
 
 
 _GONE = object()
@@ -362,10 +321,8 @@ def _read_vault(
     files = _walk(root_path, problems)
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     keys: dict[str, FileKey | None] = {}
-    records: dict[str, tuple[FileKey, Packed]] | None = None
-    rewrite = False
     if rcache is not None:
-        keys, decoded, gone, records, rewrite = _cached_records(rcache, files)
+        keys, decoded, gone = _cached_records(rcache, files)
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -373,9 +330,7 @@ def _read_vault(
             shown[0] = n
             progress(n, len(files), "reading")
 
-    _parse_in_parallel(
-        files, decoded, keys, fresh, rcache, workers, tick, records if rewrite else None
-    )
+    _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick)
     for n, f in enumerate(files):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
@@ -403,9 +358,7 @@ def _read_vault(
                     memory = hit[0]
                     problems.extend(hit[1])
             else:
-                memory = _read_memory_cached(
-                    f, problems, decoded, keys, fresh, rcache, records if rewrite else None
-                )
+                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -423,9 +376,6 @@ def _read_vault(
     tick(len(files))
     if rcache is not None:
         rcache.store(fresh, gone)
-        if rewrite and records is not None:
-            rcache.write_snapshot(records)
-        records = None
         rcache.close()
 
     memories = _drop_unknown_links(memories, problems)
@@ -455,7 +405,6 @@ def _parse_in_parallel(
     rcache: ReadCache | None,
     workers: int | None,
     tick: Callable[[int], None],
-    records: dict[str, tuple[FileKey, Packed]] | None = None,
 ) -> None:
     """Parse the memory files not in `decoded` in worker processes when there are enough of
     them (see `read_vault`), adding their records to `decoded` (and to the reading cache,
@@ -471,14 +420,11 @@ def _parse_in_parallel(
         return
     for rel, blob in parse_in_pool(todo, n, tick):
         try:
-            packed = marshal.loads(blob)
-            decoded[rel] = from_packed(packed)
+            decoded[rel] = cache_loads(blob)
         except Exception:  # cannot happen with this reader's records: parse it
             continue
         key = keys.get(rel)
         if rcache is not None and key is not None:
-            if records is not None:
-                records[rel] = (key, packed)
             fresh.append((rel, key, blob))
             if len(fresh) >= CACHE_WRITE_EVERY:
                 rcache.store(fresh, [])
