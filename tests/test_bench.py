@@ -23,6 +23,8 @@ from recall_tui.diagnostics.bench import (
 from recall_tui.engine.trace import STAGE_ORDER
 
 SIZE = 200
+#: The fixture's vault has as many raw turns as memories (`--turns-per-memory 1`).
+TURNS = SIZE
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,7 @@ def bench_run(tmp_path_factory):
     out = base / "bench.json"
     code = main(["bench", "--sizes", str(SIZE), "--runs", "2", "--embedder", "standin",
                  "--synth-dir", str(base / "synth"), "--no-cold-start", "--stages",
-                 "--out", str(out)])
+                 "--turns-per-memory", "1", "--out", str(out)])
     assert code == 0
     return json.loads(out.read_text(encoding="utf-8")), base
 
@@ -41,9 +43,12 @@ def test_bench_json_has_every_stage_with_p50_and_p95(bench_run):
     assert data["kind"] == "recall-tui-bench"
     (r,) = data["results"]
     assert r["memories"] == SIZE and r["runs"] == 2
+    # the synthetic vault also has a few transcripts of its own beside the generated turns
+    assert r["turns"] >= TURNS and r["turn_channel"] == "on (bench)"
     assert set(r["stages"]) == set(STAGE_ORDER)
     ran = [name for name, s in r["stages"].items() if s["n"]]
-    assert {"query.parse", "keyword", "fuzzy", "vector", "fuse", "boosts", "enrich"} <= set(ran)
+    assert {"query.parse", "keyword", "fuzzy", "vector", "turns", "fuse", "boosts",
+            "enrich"} <= set(ran)
     for name, s in r["stages"].items():
         if s["n"]:
             assert s["n"] <= r["queries"] * r["runs"]
@@ -93,15 +98,54 @@ def test_bench_table_labels_the_stand_in(bench_run, capsys):
 
     data, _ = bench_run
     text = format_table(data, stages=True)
-    assert "STAND-IN" in text and f"synth-{SIZE}*" in text
+    assert "STAND-IN" in text and f"synth-{SIZE}+{TURNS}t*" in text
     assert "stage keyword p95" in text and "re-index one memory" in text
+    assert "stage turns p95" in text and "turn channel" in text
+    # without --stages the channels are still shown side by side, the turn channel among them
+    short = format_table(data)
+    for name in ("keyword", "fuzzy", "vector", "turns"):
+        assert f"channel {name} p50 / p95" in short, name
+    assert "stage fuse p50" not in short
+
+
+def test_bench_compares_with_a_baseline(bench_run):
+    """The run against itself is steady; against a baseline twice as slow it is faster, and
+    against one with a smaller index it is larger; a vault the baseline lacks is skipped."""
+    import copy
+
+    from recall_tui.diagnostics.bench_results import compare_baseline, format_table
+
+    data, _ = bench_run
+    same = compare_baseline(data, data, "same.json")
+    assert same["figures"] and {c["verdict"] for c in same["figures"]} == {"steady"}
+    names = {c["figure"] for c in same["figures"]}
+    assert {"pipeline p50", "channel turns p50", "vault re-read", "peak RSS"} <= names
+    old = copy.deepcopy(data)
+    (r,) = old["results"]
+    r["pipeline"]["traced_total_ms"]["p50"] *= 2
+    r["index_build"]["size_bytes"] //= 2
+    moved = {c["figure"]: c for c in compare_baseline(data, old, "old.json")["figures"]}
+    assert moved["pipeline p50"]["verdict"] == "faster"
+    assert moved["pipeline p50"]["ratio"] == pytest.approx(0.5)
+    assert moved["index on disk"]["verdict"] == "larger"
+    r["label"] = "another vault"
+    assert compare_baseline(data, old, "old.json")["figures"] == []
+    shown = format_table({**data, "baseline": compare_baseline(data, data, "same.json")})
+    assert "against the baseline same.json" in shown and "steady" in shown
+
+
+def test_bench_rejects_a_bad_baseline(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]", encoding="utf-8")
+    assert main(["bench", "--baseline", str(bad), "--sizes", "5", "--no-cold-start"]) == 2
+    assert "not a bench --out file" in capsys.readouterr().err
 
 
 def test_synthetic_vault_is_reused(bench_run):
     _, base = bench_run
-    root = synth_vault(SIZE, base / "synth")
+    root = synth_vault(SIZE, base / "synth", turns=TURNS)
     stamp = (root / "queries.jsonl").stat().st_mtime_ns
-    assert synth_vault(SIZE, base / "synth") == root
+    assert synth_vault(SIZE, base / "synth", turns=TURNS) == root
     assert (root / "queries.jsonl").stat().st_mtime_ns == stamp
     assert len(load_queries(root / "queries.jsonl")) > 0
 
@@ -129,7 +173,7 @@ def test_keyword_oracle_catches_different_scores(bench_run):
     from recall_tui.vault.reader import read_vault
 
     _, base = bench_run
-    vault = read_vault(synth_vault(SIZE, base / "synth"))
+    vault = read_vault(synth_vault(SIZE, base / "synth", turns=TURNS))
     cfg = load_preset("default")
 
     class WrongK1:
@@ -143,7 +187,7 @@ def test_keyword_oracle_catches_different_scores(bench_run):
         def keyword_index(self, _cfg):
             return self._kidx
 
-    queries = load_queries(base / "synth" / f"synth-{SIZE}-seed0" / "queries.jsonl")[:5]
+    queries = load_queries(base / "synth" / f"synth-{SIZE}-turns{TURNS}-seed0" / "queries.jsonl")[:5]
     with pytest.raises(AssertionError, match="differs from rank_bm25"):
         keyword_oracle(WrongK1(), cfg, queries)
 

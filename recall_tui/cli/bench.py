@@ -68,6 +68,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hook-baseline", metavar="SRC",
                    help="with --hook: also time warm hooks run from another copy of the package "
                         "(SRC holds its recall_tui/), alternating with this one, for a ratio")
+    p.add_argument("--turns-per-memory", type=float, default=0.0, metavar="R",
+                   help="give each synthetic vault round(size x R) raw turns in session logs "
+                        "(e.g. 10: 100k memories + 1M turns); the turn channel is then timed "
+                        "beside the others (default: 0, no turns)")
+    p.add_argument("--preset-turns", action="store_true",
+                   help="leave the turn channel as the preset sets it (by default the bench "
+                        "switches it on for a vault with turns)")
+    p.add_argument("--baseline", metavar="FILE.json",
+                   help="compare with an earlier --out file (e.g. docs/bench-baseline.json) "
+                        "and say which figures moved")
     p.add_argument("--synth-dir", metavar="DIR",
                    help="where synthetic vaults are kept (default: the user cache folder)")
 
@@ -105,6 +115,21 @@ def run(args: argparse.Namespace) -> int:
     def log(text: str) -> None:
         safe_print(text, file=sys.stderr, flush=True)
 
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            safe_print(f"recall-tui bench: --baseline {args.baseline}: cannot read it ({exc})",
+                       file=sys.stderr)
+            return 2
+        if not isinstance(baseline, dict) or not isinstance(baseline.get("results"), list):
+            safe_print(f"recall-tui bench: --baseline {args.baseline}: not a bench --out file "
+                       "(no `results` list)", file=sys.stderr)
+            return 2
+    if args.turns_per_memory < 0:
+        safe_print("recall-tui bench: --turns-per-memory must be 0 or more", file=sys.stderr)
+        return 2
     if args.tui:
         return _run_tui(args, vault, queries, log)
     if args.hook:
@@ -115,10 +140,16 @@ def run(args: argparse.Namespace) -> int:
                            embedder=args.embedder, preset=args.preset, cold_vault=cold,
                            synth_dir=Path(args.synth_dir) if args.synth_dir else None,
                            oracles=not args.no_oracles, max_queries=args.max_queries,
-                           first_open_sizes=args.first_open_sizes, log=log)
+                           first_open_sizes=args.first_open_sizes,
+                           turns_per_memory=args.turns_per_memory,
+                           turns_on=not args.preset_turns, log=log)
     except (ValueError, RuntimeError) as exc:
         safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
+    if baseline is not None:
+        from recall_tui.diagnostics.bench_results import compare_baseline
+
+        result["baseline"] = compare_baseline(result, baseline, args.baseline)
     safe_print(format_table(result, stages=args.stages))
     if args.out:
         out = Path(args.out)

@@ -74,20 +74,22 @@ def cache_dir() -> Path:
 
 
 def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
-                log: Callable[[str], None] = lambda s: None) -> Path:
-    """The synthetic vault of n memories, written once and reused (written to a temporary
-    name and renamed, so an interrupted write is never mistaken for a finished vault)."""
+                log: Callable[[str], None] = lambda s: None, turns: int = 0) -> Path:
+    """The synthetic vault of n memories (and `turns` raw turns in session logs), written
+    once and reused (written to a temporary name and renamed, so an interrupted write is
+    never mistaken for a finished vault)."""
     from recall_tui.diagnostics.synth import write_synth_vault
 
-    root = (folder or cache_dir()) / f"synth-{n}-seed{seed}"
+    name = f"synth-{n}-turns{turns}-seed{seed}" if turns else f"synth-{n}-seed{seed}"
+    root = (folder or cache_dir()) / name
     if (root / "queries.jsonl").is_file():
         return root
     tmp = root.with_name(root.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    log(f"writing a synthetic vault of {n} memories to {root} ...")
-    write_synth_vault(tmp, n, seed)
+    log(f"writing a synthetic vault of {n} memories and {turns} turns to {root} ...")
+    write_synth_vault(tmp, n, seed, turns=turns)
     if root.exists():
         shutil.rmtree(root)
     tmp.rename(root)
@@ -123,11 +125,13 @@ def _child(args: list[str], log: Callable[[str], None] = lambda s: None
 
 def measure_in_child(vault: Path, *, embedder: str, queries_file: Path | None, runs: int,
                      preset: str, label: str, oracles: bool = True,
-                     max_queries: int | None = None,
+                     max_queries: int | None = None, turns_on: bool = True,
                      log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """`measure_vault` in a fresh interpreter, so its peak memory is its own."""
     args = ["child", str(vault), "--embedder", embedder, "--runs", str(runs),
             "--preset", preset, "--label", label]
+    if not turns_on:
+        args.append("--preset-turns")
     if queries_file is not None:
         args += ["--queries", str(queries_file)]
     if max_queries:
@@ -185,10 +189,14 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
               runs: int, embedder: str, preset: str = "default", cold_vault: Path | None = None,
               synth_dir: Path | None = None, oracles: bool = True,
               max_queries: int | None = None, first_open_sizes: Sequence[int] = (),
+              turns_per_memory: float = 0.0, turns_on: bool = True,
               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """The whole benchmark: each vault in its own child process, then the cold start and
     the first opens (the cold-start vault with the real model, waiting for every vector;
-    synthetic vaults of `first_open_sizes` with the real model, up to the first result)."""
+    synthetic vaults of `first_open_sizes` with the real model, up to the first result).
+    `turns_per_memory` > 0 gives each synthetic vault round(n x it) raw turns; on a vault
+    with turns the turn channel is switched on (unless `turns_on` is False: the preset's own
+    setting) so that it is timed beside the other channels."""
     results = []
     if vault is not None:
         qf = queries_file or default_queries(vault)
@@ -198,15 +206,17 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
     else:
         targets = []
         for n in sizes:
-            root = synth_vault(n, synth_dir, log=log)
-            targets.append((root, f"synth-{n}", queries_file or root / "queries.jsonl",
+            turns = round(n * turns_per_memory)
+            root = synth_vault(n, synth_dir, log=log, turns=turns)
+            label = f"synth-{n}+{turns}t" if turns else f"synth-{n}"
+            targets.append((root, label, queries_file or root / "queries.jsonl",
                             embedder_for(embedder, n)))
     for root, label, qf, emb in targets:
         log(f"measuring {label} ({emb} embedder, {runs} runs) ...")
         t = time.perf_counter()
         r = measure_in_child(root, embedder=emb, queries_file=qf, runs=runs,
                              preset=preset, label=label, oracles=oracles,
-                             max_queries=max_queries, log=log)
+                             max_queries=max_queries, turns_on=turns_on, log=log)
         r["child_seconds"] = time.perf_counter() - t
         results.append(r)
     cold = None
@@ -251,6 +261,7 @@ def _main(argv: list[str]) -> int:
     c.add_argument("--label", default="")
     c.add_argument("--no-oracles", action="store_true")
     c.add_argument("--max-queries", type=int)
+    c.add_argument("--preset-turns", action="store_true")
     k = sub.add_parser("cold")
     k.add_argument("vault")
     k.add_argument("--embedder", default="local")
@@ -277,7 +288,8 @@ def _main(argv: list[str]) -> int:
         queries = load_queries(qf)[: a.max_queries or None]
         out = measure_vault(a.vault, embedder=a.embedder, queries=queries,
                             runs=a.runs, preset=a.preset, label=a.label,
-                            oracles=not a.no_oracles, log=_progress)
+                            oracles=not a.no_oracles, turns_on=not a.preset_turns,
+                            log=_progress)
     print(json.dumps(out))
     return 0
 

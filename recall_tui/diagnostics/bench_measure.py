@@ -255,9 +255,11 @@ def vector_oracle(engine: Any, queries: Sequence[str], k: int) -> dict[str, Any]
 
 def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries: Sequence[str],
                   runs: int, preset: str = "default", label: str = "",
-                  oracles: bool = True, log: Callable[[str], None] = lambda s: None
-                  ) -> dict[str, Any]:
-    """Every figure for one vault, measured in this process (call it in a fresh one)."""
+                  oracles: bool = True, turns_on: bool = True,
+                  log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Every figure for one vault, measured in this process (call it in a fresh one). On a
+    vault with raw turns the turn channel is switched on when `turns_on` (the presets leave
+    it off), so its stage is timed beside the other channels; the result says which."""
     from recall_tui.engine import Engine
     from recall_tui.engine.config import load_preset
     from recall_tui.index.store import Index
@@ -279,10 +281,18 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         raise ValueError(f"{vault_path}: holds no memories to benchmark")
     emb = make_bench_embedder(embedder)
     cfg = load_preset(preset, vault.root)
+    turn_channel = "off (no turns)"
+    if vault.turns:
+        turn_channel = "on (preset)" if cfg.turns.enabled else "off (preset)"
+        if turns_on and not cfg.turns.enabled:
+            cfg = cfg.with_value("turns.enabled", True)
+            turn_channel = "on (bench)"
     result: dict[str, Any] = {
         "label": label or Path(vault_path).name,
         "vault": str(vault_path),
         "memories": len(vault.memories),
+        "turns": len(vault.turns),
+        "turn_channel": turn_channel,
         "preset": preset,
         "config_hash": cfg.hash(),
         "embedder": {"name": emb.name, "model": emb.model, "dim": emb.dim,

@@ -137,6 +137,9 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         rows.append([name, *vals])
 
     row("memories", lambda r: r["memories"])
+    if any(r.get("turns") for r in res):
+        row("raw turns", lambda r: r.get("turns", 0))
+        row("turn channel", lambda r: r.get("turn_channel"))
     row("queries x runs", lambda r: f"{r['queries']} x {r['runs']}")
     row("pipeline p50 (traced)", lambda r: r["pipeline"]["traced_total_ms"]["p50"])
     row("pipeline p95 (traced)", lambda r: r["pipeline"]["traced_total_ms"]["p95"])
@@ -181,6 +184,10 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         lambda r: r["vector_vs_numpy"]["ratio_search_to_numpy"], 1)
     row("  sqlite-vec kNN / numpy (x)",
         lambda r: r["vector_vs_numpy"].get("ratio_sqlite_vec_to_numpy"), 1)
+    if not stages:  # the channels side by side (--stages prints every stage)
+        for name in CHANNEL_STAGES:
+            if any(r.get("stages", {}).get(name, {}).get("n") for r in res):
+                row(f"channel {name} p50 / p95", _channel(name))
     if stages:
         for name in STAGE_ORDER:
             row(f"stage {name} p50", lambda r, n=name: r["stages"][n].get("p50"))
@@ -218,4 +225,79 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         mark = "met" if t["met"] else "MISSED"
         lines.append(f"target {t['target']} [{t['where']}]: {t['value']:.2f} {t['unit']} vs "
                      f"{t['limit']:g} {t['unit']}: {mark}")
+    cmp = bench.get("baseline")
+    if cmp:
+        lines.append(f"against the baseline {cmp['file']} (its load {cmp['load_average']}, now "
+                     f"{m.get('load_average_at_start')}; a move under {cmp['tolerance']:.0%} is "
+                     "called steady):")
+        for c in cmp["figures"]:
+            lines.append(f"  {c['verdict']:<8} {c['figure']} [{c['where']}]: {_f(c['baseline'])} "
+                         f"-> {_f(c['now'])} {c['unit']} ({c['ratio']:.2f}x)")
+        if not cmp["figures"]:
+            lines.append("  no figure in common (other sizes or vaults)")
     return "\n".join(lines)
+
+
+#: The channels' stages, shown side by side in the table.
+CHANNEL_STAGES = ("keyword", "fuzzy", "vector", "turns")
+
+
+def _channel(name: str) -> Callable[[dict[str, Any]], str | None]:
+    return lambda r: _p50_p95(r["stages"][name])
+
+
+def _p50_p95(st: dict[str, Any]) -> str | None:
+    if not st.get("n"):
+        return None
+    return f"{st['p50']:.2f} / {st['p95']:.2f}"
+
+
+#: The figures compared with a baseline: (name, unit, path into one vault's result).
+BASELINE_FIGURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("pipeline p50", "ms", ("pipeline", "traced_total_ms", "p50")),
+    ("pipeline p95", "ms", ("pipeline", "traced_total_ms", "p95")),
+    *((f"channel {c} p50", "ms", ("stages", c, "p50")) for c in CHANNEL_STAGES),
+    ("vault read", "ms", ("vault_read_ms",)),
+    ("vault re-read", "ms", ("vault_reread_ms",)),
+    ("index build", "ms", ("index_build", "ms")),
+    ("index on disk", "B", ("index_build", "size_bytes")),
+    ("re-index one memory", "ms", ("reindex_one", "ms")),
+    ("peak RSS", "MB", ("peak_rss_mb",)),
+)
+
+
+def _dig(r: dict[str, Any], path: Sequence[str]) -> float | None:
+    cur: Any = r
+    for key in path:
+        if not isinstance(cur, dict) or key not in cur:
+            return None
+        cur = cur[key]
+    return float(cur) if isinstance(cur, (int, float)) and not isinstance(cur, bool) else None
+
+
+def compare_baseline(bench: dict[str, Any], baseline: dict[str, Any], file: str,
+                     tolerance: float = 0.25) -> dict[str, Any]:
+    """Each figure of BASELINE_FIGURES that both runs have for the same vault (by label), as
+    baseline, now, ratio now/baseline and a verdict: `steady` within `tolerance`, else
+    `slower`/`larger` or `faster`/`smaller`. Lower is better for every one of them."""
+    before = {r.get("label"): r for r in baseline.get("results", [])}
+    figures = []
+    for r in bench.get("results", []):
+        old = before.get(r.get("label"))
+        if old is None:
+            continue
+        for name, unit, path in BASELINE_FIGURES:
+            a, b = _dig(old, path), _dig(r, path)
+            if not a or b is None:
+                continue
+            ratio = b / a
+            if abs(ratio - 1) <= tolerance:
+                verdict = "steady"
+            elif ratio > 1:
+                verdict = "slower" if unit == "ms" else "larger"
+            else:
+                verdict = "faster" if unit == "ms" else "smaller"
+            figures.append({"figure": name, "where": r.get("label"), "unit": unit,
+                            "baseline": a, "now": b, "ratio": ratio, "verdict": verdict})
+    load = (baseline.get("machine") or {}).get("load_average_at_start")
+    return {"file": file, "tolerance": tolerance, "load_average": load, "figures": figures}
