@@ -7,7 +7,10 @@ Linear (MemoryVault): `score = linear_similarity x cosine + linear_keyword x sha
 `share` is how MemoryVault normalises its keyword_match_count: the distinct query terms the
 memory matched in any weighted keyword field, divided by the distinct query terms (0..1).
 Channels other than vector and keyword add `linear_keyword x w_c x raw / best raw of c`, so
-they rank with keyword-like evidence.
+they rank with keyword-like evidence; the divisor (the channel's best |raw| score in this
+recall) is written in each hit's formula and in the stage's `divisors` info line. A channel's
+rank is its own order (fuzzy ranks by sub-query, porter before trigram), which need not
+follow its raw scores.
 
 Convex (recall-tui's own): `score = sum over channels of w_c x (raw - lo_c) / (hi_c - lo_c)`,
 each channel's raw scores min-max normalised over the candidates it returned in this recall
@@ -46,8 +49,9 @@ def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
            a: float, b: float) -> dict[str, tuple[float, list[ChannelScore]]]:
     """MemoryVault's merge: a x cosine + b x keyword share (+ other channels, see module doc)."""
     out: dict[str, tuple[float, list[ChannelScore]]] = {}
+    bests = linear_divisors(rankings)
     for ch, rows in rankings.items():
-        best = max((abs(r[1]) for r in rows), default=0.0) or 1.0
+        best = bests[ch]
         for mid, raw, rank in rows:
             if ch == "vector":
                 w, c = a, a * raw
@@ -60,6 +64,13 @@ def linear(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
             parts.append(ChannelScore(ch, raw, rank, w, c))
             out[mid] = (score + c, parts)
     return out
+
+
+def linear_divisors(rankings: Mapping[str, Sequence[tuple[str, float, int]]]) -> dict[str, float]:
+    """Each channel's divisor in the linear merge: its best |raw| score in this recall (1 when
+    it has none). Only the channels other than vector and keyword use it."""
+    return {ch: max((abs(r[1]) for r in rows), default=0.0) or 1.0
+            for ch, rows in rankings.items()}
 
 
 def minmax(raw: float, lo: float, hi: float) -> float:
@@ -95,14 +106,28 @@ def convex(rankings: Mapping[str, Sequence[tuple[str, float, int]]],
 
 
 def formula(cfg: FuseConfig, parts: Sequence[ChannelScore], score: float,
-            bounds: Mapping[str, tuple[float, float]] | None = None) -> str:
+            bounds: Mapping[str, tuple[float, float]] | None = None,
+            divisors: Mapping[str, float] | None = None) -> str:
     """The fused score written out with its numbers, e.g.
     `RRF k=60: Σ w/(k + rank); 1/(60+1) [keyword] + 0.5/(60+3) [vector] = 0.02433` (parts
-    separated by `; `: the rule, then the sum)."""
+    separated by `; `: the rule, then the sum). Linear: `divisors` are
+    `linear_divisors(rankings)`, each other channel's best raw score, so every term can be
+    recomputed by hand (`0.3 x 5.28/8.98 [fuzzy, ÷ its best raw]`)."""
     if cfg.method == "linear":
-        terms = " + ".join(f"{p.contribution:.4g} [{p.channel}]" for p in parts)
+        divisors = divisors or {}
+
+        def lin(p: ChannelScore) -> str:
+            if p.channel == "vector":
+                return f"{p.weight:g} x {p.raw:.4g} [vector]"
+            if p.channel == "keyword":  # the share is the matched fraction of the query terms
+                share = p.contribution / p.weight if p.weight else 0.0
+                return f"{p.weight:g} x {share:.4g} share [keyword]"
+            best = divisors.get(p.channel, 1.0)
+            return f"{p.weight:g} x {p.raw:.4g}/{best:.4g} [{p.channel}, ÷ its best raw]"
+
+        terms = " + ".join(lin(p) for p in parts)
         return (f"linear: {cfg.linear_similarity:g} x cosine + {cfg.linear_keyword:g} x keyword "
-                f"share (+ other channels, w x raw / best raw); {terms or '0'} = {score:.4g}")
+                f"share + other channels w x raw / their best raw; {terms or '0'} = {score:.4g}")
     if cfg.method == "convex":
         bounds = bounds or {}
 
@@ -139,6 +164,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
         if "keyword" not in rankings:
             best -= cfg.linear_keyword
         st.fusion_max = best if best > 0 else 1.0
+        divisors: dict[str, float] | None = linear_divisors(rankings)
     elif cfg.method == "convex":
         bounds: dict[str, tuple[float, float]] | None = ranges(rankings)
         fused = convex(rankings, weights, bounds)
@@ -152,9 +178,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
     st.fused = {mid: fused[mid][0] for mid in order}
     if cfg.method != "convex":
         bounds = None
+    if cfg.method != "linear":
+        divisors = None
     # The formula is written out for the hits only, when the trace is built (`Engine._hits`):
     # not for every candidate of every recall (every keystroke).
-    st.fusion_text = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds)
+    st.fusion_text = lambda mid: (formula(cfg, fused[mid][1], fused[mid][0], bounds, divisors)
                                   if mid in fused else "")
     st.channel_scores = {mid: fused[mid][1] for mid in order}
     st.order = order
@@ -164,7 +192,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
     if cfg.method == "convex":
         out.info.insert(1, ("ranges", ", ".join(f"{ch} {lo:.4g}..{hi:.4g}" for ch, (lo, hi)
                                                 in (bounds or {}).items()) or "(none)"))
-    elif cfg.method != "linear":
+    elif cfg.method == "linear":
+        others = {ch: d for ch, d in (divisors or {}).items() if ch not in ("vector", "keyword")}
+        out.info.insert(1, ("divisors", ", ".join(f"{ch} {d:.4g}" for ch, d in others.items())
+                            or "(none: vector and keyword only)"))
+    else:
         out.info.insert(1, ("rrf_k", str(cfg.rrf_k)))
     for rank, mid in enumerate(order, 1):
         chs = "+".join(p.channel for p in st.channel_scores[mid])

@@ -81,7 +81,10 @@ class ExplanationTree(VimTree):
             ch.add_leaf(Text(
                 f"{c.channel:<10} rank {c.rank:<3} raw {_num(c.raw)}  "
                 f"w {c.weight:g}  contribution {_num(c.contribution, 5)}"))
-        if not ex.channels:
+        if not ex.channels and ex.hop is not None:
+            ch.add_leaf(Text("found by no channel: a hop brought it in (see hop below)",
+                             style="dim"))
+        elif not ex.channels:
             ch.add_leaf(Text("no channel scores recorded", style="dim"))
         if ex.fusion:  # the engine's formula, with its k (older traces have none)
             rule, *rest = ex.fusion.split("; ")
