@@ -33,6 +33,8 @@ async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
         for row, hit in enumerate(trace.hits):
             shown = cell_text(table, row, "rank")
             assert shown == (f"{INJECTED}{hit.rank}" if hit.rank <= cut else str(hit.rank))
+        decided = dict(trace.stage("floor").info)["decision"]  # the calibrated floor's
+        assert str(table.border_title) == f"hits · {decided}" and decided.endswith(": kept")
         legend = str(table.border_subtitle)
         assert f"preset k {cut}" in legend
         assert f"#{cut + 1}-{len(trace.hits)} shown only (bar k {bar_k})" in legend

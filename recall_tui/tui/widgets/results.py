@@ -4,7 +4,8 @@ Which hits the agent gets: the prompt hook recalls at the configuration's k (the
 `config["k"]`), so the first that many hits are marked `▶` and the rest, there because the
 bar's k is larger, are dimmed; the bottom border says so, or that the floor abstained (the
 agent then gets nothing). The hook's context limit can still leave some out: the Agent pane
-shows what a logged recall actually injected.
+shows what a logged recall actually injected. With the calibrated floor the box's title
+carries the floor stage's decision (`hits · best evidence 0.93 >= calibrated floor 0.40: kept`).
 
 For a "when…" question a `date` column shows each memory's event date (`valid_from`, else
 `created`) as the vault file gives it. The `staleness` column is dimmed and titled `staleness
@@ -66,10 +67,16 @@ def agent_cut(trace: Trace) -> int | None:
     return k if isinstance(k, int) and not isinstance(k, bool) else None
 
 
+def floor_decision(trace: Trace) -> str:
+    """The calibrated floor's decision as the floor stage wrote it (`best evidence 0.93 >=
+    calibrated floor 0.40: kept`), "" when the trace's preset has no calibrated floor."""
+    st = trace.stage("floor")
+    return st.info_dict().get("decision", "") if st is not None else ""
+
+
 def abstained(trace: Trace) -> str | None:
     """The floor stage's decision when it abstained (the agent gets nothing), else None."""
-    st = trace.stage("floor")
-    text = st.info_dict().get("decision", "") if st is not None else ""
+    text = floor_decision(trace)
     return text if "abstained" in text else None
 
 
@@ -82,7 +89,7 @@ def injection_legend(trace: Trace) -> str | None:
     cut = agent_cut(trace)
     if cut is None:
         return None
-    text = f"{INJECTED} the agent's prompt hook injects (preset k {cut}, context limit permitting)"
+    text = f"{INJECTED} the agent's hook injects (preset k {cut})"
     if cut < len(trace.hits):
         text += f"; #{cut + 1}-{len(trace.hits)} shown only (bar k {trace.k})"
     return text
@@ -128,6 +135,9 @@ class ResultsTable(VimTable):
         id: str
 
     FLEX = ("title", "channels", "summary")
+    #: A fair share: the channels (short) are not cut for a long title, and `v`'s summary
+    #: gets as much room as the title.
+    FLEX_FAIR = True
     #: Columns dropped, in this order, when the box is narrow (content width under the
     #: threshold): the explanation below shows the same facts for the highlighted hit.
     DROPS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -217,6 +227,10 @@ class ResultsTable(VimTable):
                 self.clear()
             return
         self.set_subtitle(injection_legend(trace))
+        decided = floor_decision(trace)
+        title = f"hits · {decided}" if decided and trace.hits else "hits"
+        if self.border_title != title:
+            self.border_title = title
         cut = agent_cut(trace)
         keys = [c.key.value for c in self.ordered_columns]
         rows = []
