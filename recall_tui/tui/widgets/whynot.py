@@ -79,7 +79,9 @@ class PinnedTable(VimTable):
         if not pinned:
             if self.row_count:
                 self.clear()
-            self.set_subtitle("p pins the highlighted memory, P pins by id")
+            # in replay the pins are the recording's: no live-mode hint
+            self.set_subtitle("the recording asked no why-not" if getattr(
+                self.app, "replaying", False) else "p pins the highlighted memory, P pins by id")
             return
         self.set_subtitle(None)
         rows = []
