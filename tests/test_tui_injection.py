@@ -13,7 +13,7 @@ from recall_tui.tui.widgets.popups import RowScreen
 from recall_tui.tui.widgets.results import INJECTED, ResultsTable, agent_cut, injection_legend
 from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, settle, tree_labels
+from tests.test_tui_app import cell_text, screen_text, settle, tree_labels
 from tests.test_tui_bugs import new_app, query, until
 from tests.test_tui_newcomer import QUERY, engine  # noqa: F401  (the module's shared engine)
 
@@ -79,7 +79,8 @@ def test_abstention_and_linear_divisors_come_from_the_trace(engine):  # noqa: F8
 async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F811
     from recall_tui.engine.trace import Explanation, Hit, HopInfo
 
-    hit = Hit("m", 3, 12.0, "t", "fact", "", "", "", (), hop="1-hop",
+    title = "a title long enough to pass the box's right edge " * 6
+    hit = Hit("m", 3, 12.0, title, "fact", "", "", "", (), hop="1-hop",
               explain=Explanation(hop=HopInfo("a", "related", 0.8, 0.5)))
     app = new_app(engine)
     async with app.run_test(size=(160, 40)) as pilot:
@@ -90,3 +91,25 @@ async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F8
         labels = tree_labels(tree)
         assert "found by no channel: a hop brought it in (see hop below)" in labels
         assert "no channel scores recorded" not in labels
+        # polish: a line cut at the box's edge ends in …, and f shows it (and its lines) whole
+        first = screen_text(app).split("\n")
+        row = next(r for r in first if "#3 a title long enough" in r)
+        assert row.rstrip(" │▌").endswith("…")
+        tree.focus()
+        tree.move_cursor(tree.root)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, RowScreen), "the line in full")
+        shown = str(app.screen.query_one(".row-cell").render())
+        assert " ".join(title.split()) in " ".join(shown.split())
+        assert "found by no channel" in shown  # the lines under it too
+        await pilot.press("escape")
+
+
+def test_fair_share_keeps_short_key_columns_whole():
+    from recall_tui.tui.widgets.vim import _fair_share, _share
+
+    # a long title and the channels in 46 cells: greedy cuts the channels to the floor,
+    # the fair share gives them what they need and the title the rest
+    assert _share([37, 20], 46) == [37, 9] and _fair_share([37, 20], 46) == [26, 20]
+    assert _fair_share([60, 20, 200], 80) == [30, 20, 30]  # v's summary gets room
+    assert _fair_share([50, 50], 10) == [8, 8]  # never under the floor
