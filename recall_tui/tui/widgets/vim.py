@@ -420,11 +420,14 @@ class VimTree(Tree):
         line = lines[y]
         width = (line._get_guide_width(self.guide_depth, self.show_root)
                  + self.get_label_width(line.node))
-        if width <= x2:
+        # the cells a vertical scrollbar covers are not seen: the … goes before them
+        seen = min(strip.cell_length, self.scrollable_content_region.width or strip.cell_length)
+        if width <= x1 + seen or seen < 2:
             return strip
-        segments = list(strip)
-        last = segments[-1].style if segments else None
-        return Strip.join([strip.crop(0, strip.cell_length - 1), Strip([Segment("…", last)])])
+        cut = list(strip.crop(seen - 1, seen))
+        style = cut[0].style if cut else None
+        return Strip.join([strip.crop(0, seen - 1), Strip([Segment("…", style)]),
+                           strip.crop(seen, strip.cell_length)])
 
     def action_full_line(self) -> None:
         """`f`: the line under the cursor in full, with the lines under it (wrapped)."""
