@@ -112,3 +112,24 @@ def test_engine_linear_keyword_share(tmp_path):
     assert tr.hit("b").explain.fused == pytest.approx(0.3 * 0.5)
     assert tr.hit("a").score == pytest.approx(100.0)
     assert tr.hit("b").score == pytest.approx(50.0)
+    info = dict(tr.stage("fuse").info)
+    assert "divisors" in info and "share [keyword]" in tr.hit("b").explain.fusion
+
+
+def test_linear_formula_names_each_divisor():
+    """Issue 22: a linear-merge term of another channel is `w x raw / its best raw`, and the
+    best raw (the divisor) is written in the formula and the stage info, so it adds up by hand."""
+    from recall_tui.engine.config_sections import FuseConfig
+    from recall_tui.engine.stages.fuse import formula, linear_divisors
+
+    rankings = {"keyword": [("a", 3.0, 1)], "fuzzy": [("b", 8.98, 1), ("a", 5.28, 2)]}
+    out = linear(rankings, {"a": 1.0}, {"fuzzy": 1.0}, 0.7, 0.3)
+    assert linear_divisors(rankings)["fuzzy"] == 8.98
+    fuzzy = [p for p in out["a"][1] if p.channel == "fuzzy"][0]
+    assert fuzzy.contribution == pytest.approx(0.3 * 5.28 / 8.98)
+    text = formula(FuseConfig(method="linear"), out["a"][1], out["a"][0],
+                   divisors=linear_divisors(rankings))
+    rule, terms = text.split("; ")
+    assert "best raw" in rule
+    assert "0.3 x 1 share [keyword]" in terms and "0.3 x 5.28/8.98 [fuzzy" in terms
+    assert terms.endswith(f"= {out['a'][0]:.4g}")

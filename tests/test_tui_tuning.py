@@ -223,6 +223,10 @@ async def test_recall_when_preview_save_and_conflict(vault_copy):
         assert p.before.rank is None and p.after.rank is not None
         shown = str(screen.query_one("#rw-result", Static).render())
         assert f"after {p.after.rank}" in shown
+        # issue 22: the preview says which configuration and k its figures were measured at
+        # (here the Tuning pane's knobs on the Recall pane's preset, at the golden k)
+        assert screen.config_label.startswith("the Tuning pane's knobs (preset default")
+        assert shown.startswith(f"measured under {screen.config_label}, at k {p.k}\n")
         assert file.read_text("utf-8") == original  # preview writes nothing
         await pilot.press("ctrl+s")
         await until(pilot, lambda: not isinstance(app.screen, RecallWhenScreen))

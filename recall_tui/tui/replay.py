@@ -174,6 +174,8 @@ class ReplayApp(RecallApp):
     """recall-tui over recorded traces: no engine, no index, nothing re-runs."""
 
     CSS = "#replay-bar { height: 1; background: $warning 30%; }"
+    replaying = True
+    """Read by the views that word a live-mode hint differently (and by the watcher)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         *RecallApp.BINDINGS,
         Binding("right_square_bracket", "step(1)", "Next trace", id="replay.next"),

@@ -350,7 +350,8 @@ class TuningActions:
             return
 
         def on_change(summary: Any) -> None:
-            self.call_from_thread(self.vault_changed, summary)  # type: ignore[attr-defined]
+            # quiet: the watcher seeing a file the app just saved says nothing a second time
+            self.call_from_thread(self.vault_changed, summary, quiet=True)  # type: ignore[attr-defined]
 
         self.watcher = VaultWatcher(self.engine, on_change).start()  # type: ignore[attr-defined]
 

@@ -39,9 +39,9 @@ class MMRPane(StatePane):
         if stage.skipped:
             head.update(lit(f"mmr skipped: {stage.reason}", "dim", single_line=True))
         else:
-            info = "  ".join(f"{k}={v}" for k, v in stage.info)
+            info = "".join(f" · {k}={v}" for k, v in stage.info)
             head.update(lit(f"mmr: {len(stage.candidates)} candidates, "
-                            f"{len(stage.dropped)} dropped  {info}", single_line=True))
+                            f"{len(stage.dropped)} dropped{info}", single_line=True))
         steps = sorted((h.explain.mmr for h in trace.hits if h.explain.mmr is not None),
                        key=lambda s: s.step)
         for s in steps:

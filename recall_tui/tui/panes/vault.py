@@ -91,8 +91,10 @@ class VaultTree(VimTree):
                 label.append_text(lit(one_line(m.title, 60),
                                       "" if m.is_recallable_by_default else "dim",
                                       single_line=True))
-                label.append(f"  {m.type}", style="dim cyan")
-                label.append_text(lit(f"  {m.id}", "dim", single_line=True))
+                label.append("  ")  # outside lit(): its one-line folding strips the ends
+                label.append_text(lit(m.type, "dim cyan", single_line=True))
+                label.append("  ")
+                label.append_text(lit(m.id, "dim", single_line=True))
                 if m.status != "active":
                     label.append(f" [{m.status}]", style="yellow")
                 branch.add_leaf(label, data=m.id)

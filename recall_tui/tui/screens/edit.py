@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
-from recall_tui.tui.safe import one_line
+from recall_tui.tui.safe import lit, one_line
 from recall_tui.vault.edit import EditConflict, EditError, content_hash, read_phrases
 
 
@@ -141,12 +141,16 @@ class GradeScreen(ModalScreen[int | str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="grade-box", classes="edit-box"):
-            yield Static(Text.assemble(("Judge ", "bold"), (self.memory_id, "bold cyan"),
-                                       (" for the query ", "bold"), (repr(self.query_text), "")))
+            head = Text("Judge ", style="bold")
+            head.append_text(lit(self.memory_id, "bold cyan", single_line=True))
+            head.append(" for the query ", style="bold")
+            head.append_text(lit(repr(self.query_text), single_line=True))
+            yield Static(head)
             now = "unjudged" if self.grade is None else f"grade {self.grade}"
-            yield Label(f"now: {now}")
-            yield Label("3 must come back · 2 relevant · 1 somewhat · 0 not relevant · "
-                        "x remove the judgement · esc cancel")
+            yield Static(Text(f"now: {now}"))
+            # a line each, so nothing is clipped in the 80-column box (issue 22)
+            yield Static(Text("3 must come back · 2 relevant · 1 somewhat · 0 not relevant\n"
+                              "x remove the judgement · esc cancel", style="dim"))
 
     def action_grade(self, grade: int | str) -> None:
         self.dismiss(grade)

@@ -72,7 +72,8 @@ class ExplanationTree(VimTree):
         ex = hit.explain
         label = Text(f"#{hit.rank} ", style="bold")
         label.append_text(lit(hit.title, single_line=True))
-        label.append_text(lit(f"  {hit.type}", "dim cyan", single_line=True))
+        label.append("  ")  # outside lit(): its one-line folding strips the ends
+        label.append_text(lit(hit.type, "dim cyan", single_line=True))
         label.append(f"  score {hit.score:.4f}", style="bold cyan")
         self.root.set_label(label)
 
@@ -81,7 +82,10 @@ class ExplanationTree(VimTree):
             ch.add_leaf(Text(
                 f"{c.channel:<10} rank {c.rank:<3} raw {_num(c.raw)}  "
                 f"w {c.weight:g}  contribution {_num(c.contribution, 5)}"))
-        if not ex.channels:
+        if not ex.channels and ex.hop is not None:
+            ch.add_leaf(Text("found by no channel: a hop brought it in (see hop below)",
+                             style="dim"))
+        elif not ex.channels:
             ch.add_leaf(Text("no channel scores recorded", style="dim"))
         if ex.fusion:  # the engine's formula, with its k (older traces have none)
             rule, *rest = ex.fusion.split("; ")
@@ -173,7 +177,7 @@ class StageDetail(VimTable):
         self.border_title = f"stage {stage.name}: {len(stage.candidates)} candidates, " \
                             f"{len(stage.dropped)} dropped"
         info = "  ".join(f"{k}={one_line(v, 40)}" for k, v in stage.info)
-        self.border_subtitle = lit(info[:80], single_line=True) if info else None
+        self.border_subtitle = lit(one_line(info, 80), single_line=True) if info else None
         for i, c in enumerate(stage.candidates):
             m = vault.get(c.id) if vault is not None else None
             self.add_row(Text(str(c.rank), justify="right"), lit(c.id, single_line=True),

@@ -1,5 +1,12 @@
 """The results table: the trace's hits, and how each moved since the previous query.
 
+Which hits the agent gets: the prompt hook recalls at the configuration's k (the trace's
+`config["k"]`), so the first that many hits are marked `▶` and the rest, there because the
+bar's k is larger, are dimmed; the bottom border says so, or that the floor abstained (the
+agent then gets nothing). The hook's context limit can still leave some out: the Agent pane
+shows what a logged recall actually injected. With the calibrated floor the box's title
+carries the floor stage's decision (`hits · best evidence 0.93 >= calibrated floor 0.40: kept`).
+
 For a "when…" question a `date` column shows each memory's event date (`valid_from`, else
 `created`) as the vault file gives it. The `staleness` column is dimmed and titled `staleness
 (off)` when the trace's configuration applies no staleness boost (the label then changes no
@@ -48,6 +55,55 @@ def memory_date(vault: Vault | None, memory_id: str) -> Text:
     return Text(m.created.date().isoformat(), style="dim")
 
 
+#: The mark before the rank of a hit the agent's prompt hook injects.
+INJECTED = "▶"
+
+
+def agent_cut(trace: Trace) -> int | None:
+    """How many of the trace's first hits the agent's prompt hook injects: the hook recalls at
+    the configuration's k (the preset's, `k` in the trace's config), so hits below it are shown
+    only because the bar's k is larger. None when the trace records no configuration."""
+    k = trace.config.get("k") if trace.config else None
+    return k if isinstance(k, int) and not isinstance(k, bool) else None
+
+
+def floor_decision(trace: Trace) -> str:
+    """The calibrated floor's decision as the floor stage wrote it (`best evidence 0.93 >=
+    calibrated floor 0.40: kept`), "" when the trace's preset has no calibrated floor."""
+    st = trace.stage("floor")
+    return st.info_dict().get("decision", "") if st is not None else ""
+
+
+def abstained(trace: Trace) -> str | None:
+    """The floor stage's decision when it abstained (the agent gets nothing), else None."""
+    text = floor_decision(trace)
+    return text if "abstained" in text else None
+
+
+def injection_legend(trace: Trace) -> str | None:
+    """The hits box's bottom line: which rows the agent gets, as the trace says."""
+    if not trace.hits:
+        why = abstained(trace)
+        return (f"abstained, the agent gets nothing: {why}" if why else
+                "no hits: see the stages for where the candidates went")
+    cut = agent_cut(trace)
+    if cut is None:
+        return None
+    text = f"{INJECTED} the agent's hook injects (preset k {cut})"
+    if cut < len(trace.hits):
+        text += f"; #{cut + 1}-{len(trace.hits)} shown only (bar k {trace.k})"
+    return text
+
+
+def rank_cell(hit: Hit, cut: int | None) -> Text:
+    """The rank, marked when the prompt hook injects the hit, dimmed when it is shown only."""
+    if cut is None:
+        return Text(str(hit.rank), justify="right")
+    if hit.rank <= cut:
+        return Text.assemble((INJECTED, "green"), str(hit.rank), justify="right")
+    return Text(str(hit.rank), style="dim", justify="right")
+
+
 def rank_change(hit: Hit, previous: Trace | None) -> Text:
     """`↑2`, `↓1`, `new` or `=` against the previous trace's ranking (blank without one)."""
     if previous is None:
@@ -79,6 +135,9 @@ class ResultsTable(VimTable):
         id: str
 
     FLEX = ("title", "channels", "summary")
+    #: A fair share: the channels (short) are not cut for a long title, and `v`'s summary
+    #: gets as much room as the title.
+    FLEX_FAIR = True
     #: Columns dropped, in this order, when the box is narrow (content width under the
     #: threshold): the explanation below shows the same facts for the highlighted hit.
     DROPS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -167,13 +226,17 @@ class ResultsTable(VimTable):
             if self.row_count:
                 self.clear()
             return
-        if not trace.hits:
-            self.set_subtitle("no hits: see the stages for where the candidates went")
+        self.set_subtitle(injection_legend(trace))
+        decided = floor_decision(trace)
+        title = f"hits · {decided}" if decided and trace.hits else "hits"
+        if self.border_title != title:
+            self.border_title = title
+        cut = agent_cut(trace)
         keys = [c.key.value for c in self.ordered_columns]
         rows = []
         for h in trace.hits:
             cells = {
-                "rank": Text(str(h.rank), justify="right"),
+                "rank": rank_cell(h, cut),
                 "delta": rank_change(h, previous),
                 "score": Text(f"{h.score:.3f}", justify="right"),
                 "mmr": Text("—" if h.explain.mmr is None else f"{h.explain.mmr.mmr:.3f}",

@@ -10,8 +10,11 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.strip import Strip
 from textual.widgets import DataTable, Tree
 from textual.widgets.data_table import CellDoesNotExist, CellKey, RowKey
 
@@ -38,6 +41,28 @@ def _share(natural: list[int], room: int, minimum: int | None = None) -> list[in
         w = max(floor, min(need, room - after))
         widths.append(w)
         room -= w
+    return widths
+
+
+def _fair_share(natural: list[int], room: int, minimum: int | None = None) -> list[int]:
+    """Widths for the flexible columns, shared fairly: a column needing no more than an equal
+    share gets what it needs, the rest split what is left equally (the first ones take the odd
+    cells); never under `minimum`. So a short key column is not cut for a long one."""
+    floor = FLEX_MIN if minimum is None else minimum
+    widths = [0] * len(natural)
+    left = list(range(len(natural)))
+    while left:
+        each = room // len(left)
+        small = [i for i in left if natural[i] <= each]
+        if not small:
+            extra = room - each * len(left)
+            for j, i in enumerate(left):
+                widths[i] = max(floor, each + (1 if j < extra else 0))
+            break
+        for i in small:
+            widths[i] = max(floor, natural[i])
+            room -= widths[i]
+            left.remove(i)
     return widths
 
 
@@ -70,6 +95,8 @@ class VimTable(DataTable):
     BINDINGS: ClassVar[list[BindingType]] = VIM_TABLE_BINDINGS
     FLEX: ClassVar[tuple[str, ...]] = ()
     """The flexible columns of a subclass (the `flex` argument overrides it)."""
+    FLEX_FAIR: ClassVar[bool] = False
+    """The flexible columns share the width fairly (`_fair_share`), not in FLEX's order."""
     FLEX_FLOOR: ClassVar[int] = FLEX_MIN
     """The narrowest a flexible column is made; under it the table scrolls sideways. A table
     whose flexible cells are read in full elsewhere sets it low, so it never scrolls."""
@@ -107,7 +134,7 @@ class VimTable(DataTable):
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
         room = width - fixed - pad * len(flex)
         natural = [max(c.content_width, 1) for c in flex]
-        widths = _share(natural, room, self.FLEX_FLOOR)
+        widths = (_fair_share if self.FLEX_FAIR else _share)(natural, room, self.FLEX_FLOOR)
         changed = False
         for c, w in zip(flex, widths, strict=True):
             if c.auto_width or c.width != w:
@@ -381,7 +408,46 @@ class VimTree(Tree):
         Binding("g", "scroll_home", "First row", show=False, id="list.top"),
         Binding("G", "scroll_end", "Last row", show=False, id="list.bottom"),
         Binding("ctrl+f", "find", "Search this tree", show=False, id="tree.find"),
+        Binding("f", "full_line", "Line in full", show=False, id="tree.full"),
     ]
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """A line that goes on past the box's right edge ends in `…` (`f` shows it whole)."""
+        strip = super()._render_line(y, x1, x2, base_style)
+        lines = self._tree_lines
+        if y >= len(lines) or strip.cell_length < 2:
+            return strip
+        line = lines[y]
+        width = (line._get_guide_width(self.guide_depth, self.show_root)
+                 + self.get_label_width(line.node))
+        # the cells a vertical scrollbar covers are not seen: the … goes before them
+        seen = min(strip.cell_length, self.scrollable_content_region.width or strip.cell_length)
+        if width <= x1 + seen or seen < 2:
+            return strip
+        cut = list(strip.crop(seen - 1, seen))
+        style = cut[0].style if cut else None
+        return Strip.join([strip.crop(0, seen - 1), Strip([Segment("…", style)]),
+                           strip.crop(seen, strip.cell_length)])
+
+    def action_full_line(self) -> None:
+        """`f`: the line under the cursor in full, with the lines under it (wrapped)."""
+        from recall_tui.tui.widgets.popups import RowScreen
+
+        node = self.cursor_node
+        if node is None:
+            return
+        text = Text()
+
+        def walk(n: Any, depth: int) -> None:
+            if text.plain:
+                text.append("\n" + "  " * depth)
+            text.append_text(self.process_label(n.label) if not isinstance(n.label, Text)
+                             else n.label)
+            for child in n.children:
+                walk(child, depth + 1)
+
+        walk(node, 0)
+        self.app.push_screen(RowScreen(str(self.border_title or "line"), [("line", text)]))
 
     def action_find(self) -> None:
         """`ctrl+f`: search every node's label (collapsed branches too); the cursor

@@ -115,7 +115,7 @@ class Waterfall(VimTable):
                 note = lit("cache hit" if hit else s.reason, "bold green" if hit else "dim",
                            single_line=True)
             if s.cached:  # the cached run's record: say so before its own note
-                note = Text.assemble(("cached ", "green"), note)
+                note = Text.assemble(("cached", "green"), (" · ", "dim"), note)
             rows.append((s.name, [
                 Text(s.name, style=style),
                 *([Text(bar(value, top), style="dim" if s.skipped else "cyan")]
