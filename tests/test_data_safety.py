@@ -204,11 +204,21 @@ async def test_unwritable_recall_dir_the_tui_says_so_once_and_recalls(tmp_path, 
 
     root, _ = _no_writable_place(tmp_path, monkeypatch)
     app = make_app(root, now=PINNED_NOW, embedder="local")
+    said: list[str] = []  # every notice, kept: on a loaded machine one may expire before a look
+    notify = app.notify
+    app.notify = lambda message, *a, **kw: (said.append(str(message)),  # type: ignore[method-assign]
+                                            notify(message, *a, **kw))[1]
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_async(pilot, lambda: app.engine is not None and not app.recall_pending,
                                "the TUI to open the vault", TIMEOUT)
-        notes = [n for n in app._notifications if "kept in memory" in str(n.message)]
-        assert len(notes) == 1, [str(n.message) for n in app._notifications]
+        # a staged open says so only once the index is open (its vectors ready): wait for it
+        await wait_until_async(pilot, lambda: any("kept in memory" in m for m in said),
+                               "the in-memory notice", TIMEOUT)
+        app.launch_recall()  # another recall must not say it again
+        await wait_until_async(pilot, lambda: not app.recall_pending, "the second recall", TIMEOUT)
+        await pilot.pause()
+        notes = [m for m in said if "kept in memory" in m]
+        assert len(notes) == 1, said
         assert app.engine.index.report.in_memory
         trace = app.engine.recall("homelab backups", now=PINNED_NOW)
         assert trace.hits

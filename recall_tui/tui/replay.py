@@ -261,6 +261,16 @@ class ReplayApp(RecallApp):
             return
         self.show_trace(i)
 
+    def action_focus_query(self) -> None:
+        """`escape` / `/` in a replay: the query is the recorded one and read only, so focus
+        goes to the hits instead, where the replay's keys ([ ] L) work; typed there, `L` would
+        only be refused as an edit of the recorded query."""
+        main = self.main()
+        if main is None or self.screen is not main:
+            return
+        main.action_show_pane("recall")
+        main.query_one("#results").focus()
+
     def action_trace_list(self) -> None:
         def chosen(i: int | None) -> None:
             if i is not None:
