@@ -25,8 +25,13 @@ $(CLAUDE):
 	    || echo "could not install the Claude Code CLI: its tests will be skipped"; \
 	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist), a test file per worker at a time:
+# most tests wait on a subprocess, a terminal or the UI, so three workers on two cores took
+# 13 min where one took 22-23 (tests/conftest.py keeps one network guard log per worker).
+TEST_WORKERS ?= 3
+
 test: $(STAMP) $(CLAUDE)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 # ruff, then mypy as a ratchet (strict packages at zero, the others never above
 # tests/mypy_baseline.json; tests/test_types.py runs the same check in the suite)

@@ -189,7 +189,9 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
         vector = app.trace.stage("vector")
         assert not vector.skipped and vector.candidates
         assert "vector" in {c for h in app.trace.hits for c in h.channels}
-        assert results.border_subtitle is None
+        # the opening's progress note is gone: what is left is the injection legend
+        from recall_tui.tui.widgets.results import INJECTED
+        assert results.border_subtitle is None or results.border_subtitle.startswith(INJECTED)
         assert app.open_progress is None
 
 
@@ -288,11 +290,12 @@ def painted_rows(app: Any, table: Any) -> list[str]:
 
 def shows_hits(app: Any, trace: Any) -> bool:
     """Each hit's row on screen shows its rank and score, in the trace's order."""
-    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.results import INJECTED, ResultsTable
 
     rows = painted_rows(app, app.main().query_one(ResultsTable))
     return len(rows) >= len(trace.hits) and all(
-        row.split()[:1] == [str(h.rank)] and f"{h.score:.3f}" in row
+        [w.lstrip(INJECTED) for w in row.split()[:1]] == [str(h.rank)]
+        and f"{h.score:.3f}" in row
         for row, h in zip(rows, trace.hits, strict=False))
 
 
