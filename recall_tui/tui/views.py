@@ -130,6 +130,26 @@ async def _agent(pilot: Pilot) -> None:
             raise TimeoutError("the side-by-side re-run did not finish")
         await pilot.pause(0.05)
     await wait_until_idle(pilot)
+    # the tables share their width once laid out: wait until every column width holds still
+    await _widths_settled(pilot, deadline)
+
+
+async def _widths_settled(pilot: Pilot, deadline: float) -> None:
+    from textual.widgets import DataTable
+
+    def widths() -> list[tuple[int, ...]]:
+        return [tuple(c.get_render_width(t) for c in t.columns.values())
+                for t in pilot.app.screen.query(DataTable)]
+
+    last = widths()
+    while True:
+        await wait_until_idle(pilot)
+        now = widths()
+        if now == last:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("the tables' column widths did not settle")
+        last = now
 
 
 @dataclass(frozen=True)
