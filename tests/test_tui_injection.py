@@ -11,11 +11,10 @@ from recall_tui.engine import Engine
 from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.popups import RowScreen
 from recall_tui.tui.widgets.results import INJECTED, ResultsTable, agent_cut, injection_legend
-from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import cell_text, screen_text, settle, tree_labels
 from tests.test_tui_bugs import new_app, query, until
-from tests.test_tui_newcomer import QUERY, engine  # noqa: F401  (the module's shared engine)
+from tests.test_tui_newcomer import QUERY, engine, open_pinned_in_full  # noqa: F401  (the module's shared engine)
 
 
 async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
@@ -41,12 +40,7 @@ async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
 
         # polish: a pinned answer in full reads a line per fact (the CLI's way), not one line
         gone = next(d for s in trace.stages for d in s.dropped)
-        app.pin(gone.id)
-        await settle(pilot, app)
-        pinned = app.main().query_one(PinnedTable)
-        pinned.focus()
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, RowScreen), "the pinned row in full")
+        await open_pinned_in_full(pilot, app, gone.id)
         w = app.trace.why_of(gone.id)
         answer = [str(c.render()) for c in app.screen.query(".row-cell")][-1]
         lines = answer.split("\n")

@@ -39,6 +39,15 @@ def engine(session_vault_copy):
 # --- every number traceable --------------------------------------------------------------------
 
 
+
+async def open_pinned_in_full(pilot, app, memory_id: str) -> None:
+    """Pin `memory_id`, then open its pinned row in full (enter on the Pinned box)."""
+    app.pin(memory_id)
+    await settle(pilot, app)
+    app.main().query_one(PinnedTable).focus()
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, RowScreen), "the pinned row in full")
+
 async def test_explanation_shows_the_fusion_formula_and_the_scaling_step(engine):
     app = new_app(engine)
     async with app.run_test(size=(200, 60)) as pilot:
@@ -111,12 +120,7 @@ async def test_f_shows_a_row_in_full_and_enter_on_a_pinned_row_opens_it(engine):
     async with app.run_test(size=(100, 30)) as pilot:
         await query(pilot, app, QUERY)
         gone = app.trace.stage("filter").dropped[0]
-        app.pin(gone.id)
-        await settle(pilot, app)
-        pinned = app.main().query_one(PinnedTable)
-        pinned.focus()
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, RowScreen), "the row in full")
+        await open_pinned_in_full(pilot, app, gone.id)
         assert gone.reason in screen_text(app)
         await pilot.press("escape")
         app.main().query_one(ResultsTable).focus()
