@@ -28,6 +28,7 @@ generation from the engine's memories and the index's public `vectors()`. Headle
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from recall_tui.engine import probe_vectors
 from recall_tui.engine.bm25 import FIELDS, field_text
 from recall_tui.engine.text import analyze
 from recall_tui.engine.text import words as _words
@@ -157,23 +159,41 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
     vecs = engine.memory_vectors()
     ids = [i for i in vecs if i in cal.terms]
     mat = np.stack([vecs[i] for i in ids]) if ids else None
+    ready = _shipped_for(engine.index) if mat is not None else None
     out = []
-    for text in PROBES:
+    for n, text in enumerate(PROBES):
         words = list(dict.fromkeys(w for w in _words(text)))
         qt = query_terms(cal, tuple(analyze(text)), tuple(words),
                          one_edit_corrections(engine, words))
         sims: dict[str, float] = {}
         if mat is not None and engine.index is not None:
-            try:
-                q = engine.index.embed_query(text)
-            except Exception:  # no embedder at hand: lexical evidence only
-                q = None
+            if ready is not None:
+                q = ready[n]
+            else:
+                try:
+                    q = engine.index.embed_query(text)
+                except Exception:  # no embedder at hand: lexical evidence only
+                    q = None
             if q is not None and q.shape[-1] == mat.shape[1]:
                 sims = dict(zip(ids, (mat @ q).tolist(), strict=True))
         out.append(best_evidence(cal, qt, sims))
     result = tuple(sorted(out))
     engine._derived["probe_bests"] = (cal, result)
     return result
+
+
+def probes_digest() -> str:
+    """SHA-256 of the probe texts, which the shipped probe vectors are checked against."""
+    return hashlib.sha256("\n".join(PROBES).encode("utf-8")).hexdigest()
+
+
+def _shipped_for(index: Any) -> tuple[np.ndarray, ...] | None:
+    """The shipped probe vectors when the index embeds queries with the model they were made
+    by and its stored vectors are usable (`probe_vectors.shipped`); None otherwise."""
+    embedder = getattr(index, "embedder", None)
+    if embedder is None or getattr(embedder, "name", "") != "local":
+        return None
+    return probe_vectors.shipped(str(getattr(embedder, "model", "")), probes_digest())
 
 
 def quantile(values: Sequence[float], q: float) -> float:
