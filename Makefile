@@ -46,7 +46,8 @@ index: $(STAMP)
 	$(BIN)/recall-tui index $(VAULT)
 
 # Every preset on the three judged vaults, per category, with the clock pinned and the local
-# embedder (docs/evaluation.md holds this output).
+# embedder, then on the held-out raw-turn vault, which no tuning reads (docs/evaluation.md holds
+# this output).
 EVAL_NOW ?= 2026-11-21T09:00:00Z
 EVAL_PRESETS := --preset default --preset bastra --preset abmind --preset memoryvault \
 	  --preset memoturn --preset memoria
@@ -59,6 +60,9 @@ eval: $(STAMP)
 	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
 	$(BIN)/recall-tui eval --vault sample-vault-turns --queries sample-vault-turns/questions.jsonl \
 	  --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
+	@echo "# HELD OUT: sample-vault-turns-heldout is never used by tune; the default was not chosen on it"
+	$(BIN)/recall-tui eval --vault sample-vault-turns-heldout \
+	  --queries sample-vault-turns-heldout/questions.jsonl --now $(EVAL_NOW) --embedder local $(EVAL_PRESETS)
 
 bench: $(STAMP)
 	$(BIN)/recall-tui bench

@@ -480,17 +480,23 @@ QUESTIONS: list[tuple[str, str, dict[str, int], str]] = [
 _LINE = re.compile(r"^([A-Z]): (.+?)(?: #([a-z0-9-]+))?$")
 
 
-def build(out: Path) -> tuple[int, int]:
+def build(out: Path,
+          conversations: list[tuple[str, dict[str, str], list[tuple[str, str]]]] | None = None,
+          questions: list[tuple[str, str, dict[str, int], str]] | None = None,
+          ) -> tuple[int, int]:
     """Write the vault into `out`; returns (turns, questions). Only what this script writes
     is replaced (the conversation folders and questions.jsonl); nothing else in `out` is
-    touched."""
+    touched. `conversations` and `questions` default to this script's own (another vault's
+    generator passes its own, in the same shapes)."""
+    conversations = CONVERSATIONS if conversations is None else conversations
+    questions = QUESTIONS if questions is None else questions
     out.mkdir(parents=True, exist_ok=True)
-    for folder, _people, _sessions in CONVERSATIONS:
+    for folder, _people, _sessions in conversations:
         if (out / folder).is_dir():
             shutil.rmtree(out / folder)
     labels: dict[str, str] = {}
     turns = 0
-    for folder, people, sessions in CONVERSATIONS:
+    for folder, people, sessions in conversations:
         (out / folder).mkdir()
         for sn, (start, text) in enumerate(sessions, 1):
             at = datetime.fromisoformat(start)
@@ -514,7 +520,7 @@ def build(out: Path) -> tuple[int, int]:
                 (out / folder / f"{tid}.md").write_text(fm + body, encoding="utf-8")
                 turns += 1
     rows = []
-    for category, query, judged, note in QUESTIONS:
+    for category, query, judged, note in questions:
         rel = {}
         for label, grade in judged.items():
             if label not in labels:

@@ -191,6 +191,24 @@ def test_when_questions_weigh_turns_that_state_a_time(tmp_path):
     assert "states a time x2" in " ".join(tr.hit("b").explain.notes)
 
 
+def test_time_forms_of_chat_count_as_stating_a_time():
+    """The forms raw chat uses for a day (found by the held-out turn vault's temporal misses):
+    today / last night, a short month with a day number, May after a preposition, a clock
+    time; and the verb "may", a score like 10/10 or a bare number do not."""
+    from recall_tui.engine.stages.speaker import asks_when, states_time
+
+    said = ["first market day was today!!", "Kickstarter ended last night", "Feb 23 to 25",
+            "leave on May 27", "on 14 Dec", "it's in Lagos in May, yes?", "online at 9am sharp",
+            "the call is at 18:30", "saw her the other day", "Dec 13-15?"]
+    assert [t for t in said if not states_time(t)] == []
+    not_said = ["you may go now", "10/10 would freeze again", "section 12 may apply",
+                "we went to the 24 hour shop", "mayday mayday", "a feb-ruary typo"]
+    assert [t for t in not_said if states_time(t)] == []
+    assert asks_when("By when does Lotte have to submit her abstract?")
+    assert asks_when("since when has he kept bees")
+    assert not asks_when("What did he say when it rained?")
+
+
 def test_hop2_stays_below_the_weakest_seed(tmp_path):
     v = write_vault(tmp_path / "v", dict([
         turn("a", "s", "2025-01-01T10:00:00Z", "Lena: apple pie with cinnamon"),

@@ -42,3 +42,36 @@ def test_vault_reads_and_questions_judge_real_turns():
                                                                "Rafa", "June"}
     assert set(cats) == {"single", "multi-hop", "temporal", "open-domain"}
     assert min(cats.values()) >= 20
+
+
+HELDOUT = ROOT / "sample-vault-turns-heldout"
+
+
+def test_heldout_script_regenerates_its_vault_identically(tmp_path):
+    """The held-out vault (never tuned on) is what its own script writes, through the same
+    writer: the two generators share `build`."""
+    spec = importlib.util.spec_from_file_location(
+        "make_turns_heldout_vault", ROOT / "scripts" / "make_turns_heldout_vault.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["x", str(tmp_path / "out")]) == 0
+    assert _files(tmp_path / "out") == _files(HELDOUT)
+    assert len([f for f in _files(HELDOUT) if f.endswith(".md")]) == 385
+
+
+def test_heldout_vault_is_apart_from_the_tuning_vaults():
+    """Its questions judge its own turns, by its own speakers, in the four categories; no turn
+    id or speaker is shared with sample-vault-turns."""
+    vault = read_vault(HELDOUT)
+    assert not vault.problems
+    people = {"Margo", "Obi", "Hamid", "Lotte", "Gus", "Wren"}
+    cats: dict[str, int] = {}
+    for line in (HELDOUT / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        cats[q["category"]] = cats.get(q["category"], 0) + 1
+        for mid in q["relevant"]:
+            assert vault.memories[mid].body.split(":")[0] in people
+    assert cats == {"single": 24, "multi-hop": 22, "temporal": 22, "open-domain": 18}
+    tuning = read_vault(VAULT)
+    assert not set(tuning.memories) - {"README"} & set(vault.memories)
+    assert not {m.body.split(":")[0] for m in tuning.memories.values()} & people

@@ -4,10 +4,11 @@
 scored candidate this stage multiplies the score by `1 + weight` when the query names the
 turn's speaker (the `Name:` that opens the body, else a `speaker-x` tag), and by
 `1 + date_weight` when the query names the month or the year the memory was created in, and
-by `1 + when_weight` when the query asks when (`when ...`, `what date/day/month/year`, `how
-long ago`) and the memory's text states a time (a month or weekday, `yesterday`, `last week`,
-`next month`, `ago`, a day like `24th`, a year). Memories with no speaker are only looked at
-for the dates. Each factor is in the trace."""
+by `1 + when_weight` when the query asks when (`when ...`, `by/until/since when ...`, `what
+date/day/month/year`, `how long ago`) and the memory's text states a time (a month or weekday,
+`yesterday`, `today`, `last night`, `last week`, `next month`, `ago`, a day like `24th` or
+`Feb 23`, May after a preposition of time, a clock time like `9am`, a year). Memories with
+no speaker are only looked at for the dates. Each factor is in the trace."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def query_dates(words: tuple[str, ...] | list[str]) -> tuple[set[int], set[int]]
     return months, years
 
 
-_WHEN_Q = re.compile(r"^\s*when\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|"
+_WHEN_Q = re.compile(r"^\s*(?:(?:by|until|till|since|from) )?when\b|"
+                     r"\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|"
                      r"\bwhich (?:date|day|month|year)\b", re.I)
 _TIME = re.compile(
     r"\b(?:january|february|march|april|june|july|august|september|october|november|december|"
@@ -43,7 +45,17 @@ _TIME = re.compile(
     r"weekend|ago|(?:last|next|this|in (?:a|two|three|four|\d+)) (?:week|month|year|summer|"
     r"winter|spring|autumn|weeks|months|years|days)|\d{1,2}(?:st|nd|rd|th)|(?:19|20)\d\d|"
     r"(?:mid|end of|start of|early|late) (?:january|february|march|april|may|june|july|"
-    r"august|september|october|november|december))\b", re.I)
+    r"august|september|october|november|december)|"
+    # the day itself, said the way chat says it
+    r"today|last night|this (?:morning|afternoon|evening)|the other day|"
+    # a short month name (or May) with a day number: "Feb 23", "May 27", "14 Dec" (not
+    # "12 may": a number before the verb)
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)\.? \d{1,2}|"
+    r"\d{1,2} (?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)|"
+    # May as a month, not the verb: after a preposition of time
+    r"(?:in|since|until|till|by|before|after|early|late|mid) may|"
+    # a clock time: "9am", "7 pm", "18:30"
+    r"\d{1,2}(?::\d\d)? ?[ap]m|\d{1,2}:\d\d)\b", re.I)
 
 
 def asks_when(query: str) -> bool:
