@@ -186,3 +186,41 @@ def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, pars
     assert b.frontmatter["recall_when"] == ["when one", "when two"]
     assert type(b.frontmatter["recall_when"]) is list
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, monkeypatch):
+    # Links the whole-vault steps must resolve: an unknown id, a cycle, a contested successor.
+    (vault_dir / "projects" / "cyc-a.md").write_text(
+        "---\nid: cyc-a\nsupersedes: [cyc-b]\nrelated_via: [nowhere]\n---\na\n", encoding="utf-8")
+    (vault_dir / "projects" / "cyc-b.md").write_text(
+        "---\nid: cyc-b\nsupersedes: [cyc-a]\nsuperseded_by: ghost\n---\nb\n", encoding="utf-8")
+    steps: list[int] = []
+    real = reader._drop_unknown_links
+
+    def counting(memories, problems):
+        steps.append(len(memories))
+        return real(memories, problems)
+
+    monkeypatch.setattr(reader, "_drop_unknown_links", counting)
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    assert len(steps) == 2
+    again = read_vault(vault_dir, cache=True)
+    assert len(steps) == 2  # taken from the cache: every record and the signature held
+    assert _snapshot(again) == _snapshot(first) == _snapshot(plain)
+    assert again.graph == plain.graph and again.chains
+    a = again.memories["cyc-a"]
+    assert a.related_via == () and a == plain.memories["cyc-a"]
+    assert any("cycle" in p.reason for p in again.problems)
+    # One memory changes its links: the steps run again and see the change.
+    (vault_dir / "projects" / "cyc-b.md").write_text(
+        "---\nid: cyc-b\n---\nb\n", encoding="utf-8")
+    changed = read_vault(vault_dir, cache=True)
+    assert len(steps) == 3
+    assert _snapshot(changed) == _snapshot(read_vault(vault_dir))  # (a 4th run of the steps)
+    assert not any("cycle" in p.reason for p in changed.problems)
+    # A deleted memory changes the signature too (the record cache alone still holds).
+    (vault_dir / "projects" / "cyc-a.md").unlink()
+    gone = read_vault(vault_dir, cache=True)
+    assert len(steps) == 5 and "cyc-a" not in gone.memories
+    assert _snapshot(gone) == _snapshot(read_vault(vault_dir))

@@ -5,8 +5,11 @@ last read: the cache key is the file's relative path with its size, modification
 status-change time (ns) and inode, so an edit that keeps the size still re-parses (its mtime
 and ctime move; `touch -d` cannot set ctime), a file replaced by an atomic rename re-parses
 (new inode), and a deleted file's row is dropped. What is kept is exactly what parsing the
-file alone gives (the `Memory` and that file's problems); the steps that look at the whole
-vault (unknown links, supersession, chains, the entity graph) run on every read. Records
+file alone gives (the `Memory` and that file's problems). The steps that look at the whole
+vault (unknown links, supersession, chains, status warnings) depend only on those records:
+their result (the problems they add, the links they drop, the chains) is kept in the `vault`
+table under a digest of every memory file's path and key, and a read whose every record came
+from the cache and whose digest matches takes it from there. Records
 are marshalled plain values (loading 100k of them is the bulk of a re-read), built back into
 `Memory` objects without re-running their checks.
 
@@ -60,6 +63,17 @@ def _stamp() -> str:
 
 def file_key(st: os.stat_result) -> FileKey:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def vault_signature(keys: dict[str, FileKey | None]) -> bytes | None:
+    """What the whole-vault steps of a read depend on, as a digest: every memory file's path
+    and key, in order (None when a file has no key: its record is not cached, so the
+    result is not either)."""
+    if None in keys.values():
+        return None
+    # (Not marshal: its bytes depend on reference counts, so they differ between processes.)
+    text = repr((_stamp(), list(keys.items())))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
 
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
@@ -354,6 +368,8 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHO
 CREATE TABLE IF NOT EXISTS files(
     rel TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, record BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vault(
+    id INTEGER PRIMARY KEY CHECK (id = 1), sig BLOB NOT NULL, result BLOB NOT NULL);
 """
 
 
@@ -381,6 +397,7 @@ class ReadCache:
                 if row is None or row[0] != stamp:
                     with conn:
                         conn.execute("DELETE FROM files")
+                        conn.execute("DELETE FROM vault")
                         conn.execute(
                             "INSERT OR REPLACE INTO meta(key, value) VALUES ('stamp', ?)", (stamp,)
                         )
@@ -434,6 +451,27 @@ class ReadCache:
                     "INSERT OR REPLACE INTO files(rel, size, mtime_ns, ctime_ns, ino, record)"
                     " VALUES (?,?,?,?,?,?)",
                     [(rel, *key, blob) for rel, key, blob in fresh],
+                )
+        except apsw.Error:
+            pass
+
+    def vault_result(self, sig: bytes) -> bytes | None:
+        """The whole-vault result stored under `sig` (see `vault_signature`), else None."""
+        try:
+            row = self._conn.execute("SELECT sig, result FROM vault WHERE id=1").fetchone()
+        except apsw.Error:
+            return None
+        if row is None or row[0] != sig:
+            return None
+        result: bytes = row[1]
+        return result
+
+    def store_vault_result(self, sig: bytes, result: bytes) -> None:
+        """Keep the whole-vault result of the memory files `sig` names (best effort)."""
+        try:
+            with self._conn:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO vault(id, sig, result) VALUES (1, ?, ?)", (sig, result)
                 )
         except apsw.Error:
             pass

@@ -22,8 +22,10 @@ import errno
 import functools
 import gc
 import hashlib
+import marshal
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
@@ -56,7 +58,7 @@ from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
 from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
-from recall_tui.vault.readcache import FileKey, ReadCache, file_key
+from recall_tui.vault.readcache import FileKey, ReadCache, file_key, vault_signature
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
@@ -321,8 +323,10 @@ def _read_vault(
     files = _walk(root_path, problems)
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     keys: dict[str, FileKey | None] = {}
+    all_cached = False  # every memory file's record came from the reading cache
     if rcache is not None:
         keys, decoded, gone = _cached_records(rcache, files)
+        all_cached = len(decoded) == len(keys)
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -374,15 +378,15 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
+    sig = None
     if rcache is not None:
         rcache.store(fresh, gone)
-        rcache.close()
-
-    memories = _drop_unknown_links(memories, problems)
-    links, memories = _supersession_links(memories, problems)
-    order = {mid: i for i, mid in enumerate(memories)}
-    chains = _build_chains(links, order)
-    _status_warnings(memories, links, problems)
+        sig = vault_signature(keys)
+    try:
+        memories, chains = _whole_vault(memories, problems, rcache, sig, all_cached)
+    finally:
+        if rcache is not None:
+            rcache.close()
     edges = tuple(e for m in memories.values() for e in m.edges)
 
     problems.sort(key=_problem_order)
@@ -395,6 +399,65 @@ def _read_vault(
         chains=chains,
         graph=EntityGraph.build(edges),
     )
+
+
+def _whole_vault(
+    memories: dict[str, Memory],
+    problems: list[Problem],
+    rcache: ReadCache | None,
+    sig: bytes | None,
+    all_cached: bool,
+) -> tuple[dict[str, Memory], tuple[Chain, ...]]:
+    """The steps that look at the whole vault (unknown links dropped, supersession resolved,
+    chains, status warnings): the memories as they leave them, their problems added to
+    `problems`, and the chains. Their result depends only on the memory records, so it is
+    kept in the reading cache under the vault's signature (every memory file's path and key)
+    and taken from there when every record came from the cache too (an unchanged vault)."""
+    if rcache is not None and sig is not None and all_cached:
+        blob = rcache.vault_result(sig)
+        if blob is not None:
+            try:
+                return _apply_whole(memories, problems, blob)
+            except Exception:  # a result this reader cannot load: run the steps
+                pass
+    before = memories
+    n = len(problems)
+    memories = _drop_unknown_links(memories, problems)
+    links, memories = _supersession_links(memories, problems)
+    order = {mid: i for i, mid in enumerate(memories)}
+    chains = _build_chains(links, order)
+    _status_warnings(memories, links, problems)
+    if rcache is not None and sig is not None:
+        changed = tuple(
+            (mid, m.supersedes, m.superseded_by,
+             tuple((r.id, r.score, r.relation) for r in m.related_via))
+            for mid, m in memories.items()
+            if before.get(mid) is not m
+        )
+        added = tuple((p.path, p.line, p.reason, p.severity) for p in problems[n:])
+        rcache.store_vault_result(
+            sig, marshal.dumps((added, changed, tuple(c.ids for c in chains)))
+        )
+    return memories, chains
+
+
+def _apply_whole(
+    memories: dict[str, Memory], problems: list[Problem], blob: bytes
+) -> tuple[dict[str, Memory], tuple[Chain, ...]]:
+    """`_whole_vault`'s kept result applied to the memories read from the cache."""
+    added, changed, chains = marshal.loads(blob)
+    new_problems = [Problem(*p) for p in added]
+    if changed:
+        memories = dict(memories)
+        for mid, supersedes, superseded_by, related in changed:
+            memories[mid] = replace(
+                memories[mid],
+                supersedes=supersedes,
+                superseded_by=superseded_by,
+                related_via=tuple([RelatedLink(*r) for r in related]),
+            )
+    problems.extend(new_problems)
+    return memories, tuple([Chain(ids) for ids in chains])
 
 
 def _parse_in_parallel(
@@ -435,7 +498,6 @@ def _worker_main() -> None:
     """A parsing worker (`parallel.py`): read its chunks of (rel, path) files (one marshalled
     list) from stdin; for each chunk write the list of the files' records, encoded for the
     reading cache, to stdout."""
-    import marshal
     import sys
 
     gc.disable()  # as `read_vault`: many objects, no cycles
