@@ -31,6 +31,8 @@ import marshal
 import os
 import pickle
 import sys
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -335,6 +337,73 @@ def loads(blob: bytes) -> tuple[Memory | None, list[Problem]]:
     return memory, [Problem(*p) for p in problems]
 
 
+#: Whether a cached read keeps its records in this process for the next cached read of the
+#: same vault (see `remembered`); tests of the cache file itself switch it off.
+REMEMBER_READS = True
+#: Record of one memory file as a read gives it: its Memory (or None) and its problems.
+Record = tuple[Memory | None, list[Problem]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Remembered:
+    """What a process keeps of its last cached read of one vault (see `remembered`)."""
+
+    stamp: str
+    records: dict[str, tuple[FileKey, Record]]
+    """Every memory file's record by relative path, with the key its file had then."""
+    whole: Any = None
+    """The reader's whole-vault result of that read (its own shape), when it had one."""
+
+
+_MEMOS: dict[str, Remembered] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def remembered(root: str) -> Remembered | None:
+    """What this process kept of its last cached read of the vault at `root` (an absolute
+    path); None when there is none (never read here, its Vault since dropped, or a different
+    reader stamp). A re-read in the same process (the file watcher, a reload) takes an
+    unchanged file's record from here: no SQLite row, no decoding, and the same `Memory`
+    object as before."""
+    if not REMEMBER_READS:
+        return None
+    with _MEMO_LOCK:
+        entry = _MEMOS.get(root)
+    if entry is None or entry.stamp != _stamp():
+        return None
+    return entry
+
+
+def remember(
+    root: str, owner: object, records: dict[str, tuple[FileKey, Record]], whole: Any = None
+) -> None:
+    """Keep `records` (and `whole`) for the next cached read of `root` while `owner` (the
+    Vault they were read into) lives: the records' objects are the Vault's own, so keeping
+    them costs only the dict, and they are let go with the Vault."""
+    if not REMEMBER_READS:
+        return
+    entry = Remembered(_stamp(), records, whole)
+    with _MEMO_LOCK:
+        _MEMOS[root] = entry
+    weakref.finalize(owner, _let_go, root, entry)
+
+
+def _let_go(root: str, entry: Remembered) -> None:
+    with _MEMO_LOCK:
+        if _MEMOS.get(root) is entry:  # (a newer read's records stay)
+            del _MEMOS[root]
+
+
+def forget_reads(root: str | None = None) -> None:
+    """Drop what `remember` keeps for the vault at `root` (every vault when None): the next
+    cached read in this process goes to the cache file."""
+    with _MEMO_LOCK:
+        if root is None:
+            _MEMOS.clear()
+        else:
+            _MEMOS.pop(os.path.abspath(root), None)
+
+
 def cache_path(root: str) -> Path | None:
     """Where the reading cache of the vault at `root` lives: `.recall/` when it exists or can
     be made and is writable, else the user's cache folder; None when neither is writable."""
@@ -356,6 +425,7 @@ def cache_path(root: str) -> Path | None:
 
 def drop_read_cache(root: str) -> None:
     """Delete the vault's reading cache (the next cached read parses every file)."""
+    forget_reads(root)
     path = cache_path(root)
     if path is not None:
         for suffix in ("", "-wal", "-shm", "-journal"):

@@ -58,7 +58,15 @@ from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
 from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
-from recall_tui.vault.readcache import FileKey, ReadCache, file_key, vault_signature
+from recall_tui.vault.readcache import (
+    FileKey,
+    ReadCache,
+    Record,
+    file_key,
+    remember,
+    remembered,
+    vault_signature,
+)
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
@@ -121,19 +129,25 @@ def _read_memory_cached(
     keys: dict[str, FileKey | None],
     fresh: list[tuple[str, FileKey, bytes]],
     rcache: ReadCache | None = None,
+    records: dict[str, tuple[FileKey, Record]] | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
-    unchanged, else a fresh parse, queued in `fresh` for the cache."""
+    unchanged, else a fresh parse, queued in `fresh` for the cache. Every record with a key
+    is also put in `records` (what this process remembers of the read)."""
+    key = keys.get(f.rel)
     hit = decoded.pop(f.rel, None)
     if hit is not None:
         memory, cached_problems = hit
         problems.extend(cached_problems)
+        if records is not None and key is not None:
+            records[f.rel] = (key, hit)
         return memory
     file_problems: list[Problem] = []
     memory = _read_memory(f, file_problems)
     problems.extend(file_problems)
-    key = keys.get(f.rel)
     if key is not None:
+        if records is not None:
+            records[f.rel] = (key, (memory, file_problems))
         fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
         if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
             rcache.store(fresh, [])  # in batches: a first read does not hold every record
@@ -142,11 +156,18 @@ def _read_memory_cached(
 
 
 def _cached_records(
-    rcache: ReadCache, files: list[_File]
-) -> tuple[dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str]]:
+    rcache: ReadCache,
+    files: list[_File],
+    memo: dict[str, tuple[FileKey, Record]] | None = None,
+) -> tuple[
+    dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str], bool
+]:
     """The memory files' keys now, the decoded records of those whose key is unchanged
-    (streamed from the cache: one record's bytes at a time are held), and the cached paths
-    that are gone."""
+    (from `memo`, what this process kept of its last read of the vault, else streamed from
+    the cache: one record's bytes at a time are held), the cached paths that are gone, and
+    whether the records came from the memo.
+    With a memo the cache file is not scanned unless many files are new to it (they would
+    be parsed in a pool anyway): a changed file is parsed, a vanished one is dropped."""
     keys: dict[str, FileKey | None] = {}
     stat = os.stat
     for f in files:
@@ -157,18 +178,26 @@ def _cached_records(
                 keys[f.rel] = None
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     gone: list[str] = []
+    if memo is not None:
+        for rel, key in keys.items():
+            got = memo.get(rel)
+            if got is not None and got[0] == key:
+                decoded[rel] = got[1]
+        if len(keys) - len(decoded) < PARALLEL_MIN_FILES:
+            return keys, decoded, [rel for rel in memo if rel not in keys], True
+        decoded.clear()  # (many files new to the memo: the cache file's records, as usual)
     # One scan of the table: each row's key compared with the file's, the record decoded
     # when they agree (one record's bytes at a time are held).
     for rel, key, blob in rcache.rows():
         now = keys.get(rel, _GONE)
         if now is _GONE:
             gone.append(rel)
-        elif now == key:
+        elif now == key and rel not in decoded:
             try:
                 decoded[rel] = cache_loads(blob)
             except Exception:  # a record this reader cannot load: parse again
                 pass
-    return keys, decoded, gone
+    return keys, decoded, gone, False
 
 
 _GONE = object()
@@ -324,9 +353,19 @@ def _read_vault(
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     keys: dict[str, FileKey | None] = {}
     all_cached = False  # every memory file's record came from the reading cache
+    records: dict[str, tuple[FileKey, Record]] = {}  # what this process keeps of the read
+    memo = remembered(root_path) if rcache is not None else None
+    # The whole-vault result of this process's last read, when every memory file is as it
+    # was then (same paths, same keys: every record came from the memo): the same objects.
+    kept: tuple[bytes, dict[str, Memory], tuple[Chain, ...], EntityGraph,
+                tuple[Problem, ...]] | None = None
     if rcache is not None:
-        keys, decoded, gone = _cached_records(rcache, files)
+        keys, decoded, gone, from_memo = _cached_records(
+            rcache, files, memo.records if memo else None)
         all_cached = len(decoded) == len(keys)
+        if memo is not None and from_memo and all_cached and not gone \
+                and len(keys) == len(memo.records):
+            kept = memo.whole
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -362,7 +401,7 @@ def _read_vault(
                     memory = hit[0]
                     problems.extend(hit[1])
             else:
-                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
+                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache, records)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -379,26 +418,38 @@ def _read_vault(
 
     tick(len(files))
     sig = None
-    if rcache is not None:
-        rcache.store(fresh, gone)
-        sig = vault_signature(keys)
-    try:
-        memories, chains = _whole_vault(memories, problems, rcache, sig, all_cached)
-    finally:
+    if kept is not None:
         if rcache is not None:
             rcache.close()
-    edges = tuple(e for m in memories.values() for e in m.edges)
+        sig, memories, chains, graph, added = kept
+        problems.extend(added)
+    else:
+        if rcache is not None:
+            rcache.store(fresh, gone)
+            sig = vault_signature(keys)
+        n = len(problems)
+        try:
+            memories, chains = _whole_vault(memories, problems, rcache, sig, all_cached)
+        finally:
+            if rcache is not None:
+                rcache.close()
+        added = tuple(problems[n:])
+        graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
 
     problems.sort(key=_problem_order)
-    return Vault(
+    vault = Vault(
         root=root_path,
         memories=MappingProxyType(memories),
         problems=tuple(problems),
         digests=tuple(digests),
         turns=tuple(turns),
         chains=chains,
-        graph=EntityGraph.build(edges),
+        graph=graph,
     )
+    if rcache is not None:
+        remember(root_path, vault, records,
+                 (sig, memories, chains, graph, added) if sig is not None else None)
+    return vault
 
 
 def _whole_vault(
