@@ -354,9 +354,11 @@ def _read_vault(
     keys: dict[str, FileKey | None] = {}
     all_cached = False  # every memory file's record came from the reading cache
     records: dict[str, tuple[FileKey, Record]] = {}  # what this process keeps of the read
+    mproblems: list[Problem] = []  # the memory files' problems, the whole-vault steps' too
     memo = remembered(root_path) if rcache is not None else None
-    # The whole-vault result of this process's last read, when every memory file is as it
-    # was then (same paths, same keys: every record came from the memo): the same objects.
+    # The result of this process's last read for the memory files, when every one is as it
+    # was then (same paths, same keys: every record came from the memo): the same memories,
+    # chains, graph and problems (each file's and the whole-vault steps').
     kept: tuple[bytes, dict[str, Memory], tuple[Chain, ...], EntityGraph,
                 tuple[Problem, ...]] | None = None
     if rcache is not None:
@@ -393,20 +395,22 @@ def _read_vault(
                     _not_read(f.rel, "sessions/ holds transcripts (<session_id>.jsonl)")
                 )
         elif f.rel.endswith(".md"):
+            if kept is not None:
+                continue  # (every memory, and every problem of theirs, is in `kept`)
             if rcache is None:
                 hit = decoded.pop(f.rel, None)
                 if hit is None:
-                    memory = _read_memory(f, problems)
+                    memory = _read_memory(f, mproblems)
                 else:
                     memory = hit[0]
-                    problems.extend(hit[1])
+                    mproblems.extend(hit[1])
             else:
-                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache, records)
+                memory = _read_memory_cached(f, mproblems, decoded, keys, fresh, rcache, records)
             if memory is None:
                 continue
             first = memories.get(memory.id)
             if first is not None:
-                problems.append(
+                mproblems.append(
                     Problem(
                         memory.path,
                         memory.key_lines.get("id"),
@@ -418,23 +422,23 @@ def _read_vault(
 
     tick(len(files))
     sig = None
-    if kept is not None:
+    if kept is not None and memo is not None:
         if rcache is not None:
             rcache.close()
+        records = memo.records
         sig, memories, chains, graph, added = kept
-        problems.extend(added)
     else:
         if rcache is not None:
             rcache.store(fresh, gone)
             sig = vault_signature(keys)
-        n = len(problems)
         try:
-            memories, chains = _whole_vault(memories, problems, rcache, sig, all_cached)
+            memories, chains = _whole_vault(memories, mproblems, rcache, sig, all_cached)
         finally:
             if rcache is not None:
                 rcache.close()
-        added = tuple(problems[n:])
+        added = tuple(mproblems)
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+    problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
     vault = Vault(
