@@ -12,6 +12,7 @@ import pytest
 
 import recall_tui.vault.parallel as parallel
 import recall_tui.vault.reader as reader
+from recall_tui.vault import readcache
 from recall_tui.vault.reader import read_vault
 from tests.conftest import SAMPLE_VAULT
 
@@ -45,6 +46,13 @@ def _snapshot(v):
         v.turns,
         v.graph.edges,
     )
+
+
+@pytest.fixture(autouse=True)
+def _cache_file_only(monkeypatch):
+    """The pool's records must reach the cache file: what a process keeps of its last read
+    is off here (tests/test_read_cache.py tests it)."""
+    monkeypatch.setattr(readcache, "REMEMBER_READS", False)
 
 
 def test_parallel_parse_equals_the_serial_parse(vault_dir):

@@ -17,6 +17,13 @@ from recall_tui.vault.reader import read_vault
 from tests.conftest import SAMPLE_VAULT
 
 
+@pytest.fixture(autouse=True)
+def _cache_file_only(monkeypatch):
+    """These tests are about the cache file: what a process keeps of its last read is off
+    (it has its own tests at the end)."""
+    monkeypatch.setattr(readcache, "REMEMBER_READS", False)
+
+
 @pytest.fixture()
 def vault_dir(tmp_path) -> Path:
     dst = tmp_path / "vault"
@@ -186,3 +193,97 @@ def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, pars
     assert b.frontmatter["recall_when"] == ["when one", "when two"]
     assert type(b.frontmatter["recall_when"]) is list
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, monkeypatch):
+    # Links the whole-vault steps must resolve: an unknown id, a cycle, a contested successor.
+    (vault_dir / "projects" / "cyc-a.md").write_text(
+        "---\nid: cyc-a\nsupersedes: [cyc-b]\nrelated_via: [nowhere]\n---\na\n", encoding="utf-8")
+    (vault_dir / "projects" / "cyc-b.md").write_text(
+        "---\nid: cyc-b\nsupersedes: [cyc-a]\nsuperseded_by: ghost\n---\nb\n", encoding="utf-8")
+    steps: list[int] = []
+    real = reader._drop_unknown_links
+
+    def counting(memories, problems):
+        steps.append(len(memories))
+        return real(memories, problems)
+
+    monkeypatch.setattr(reader, "_drop_unknown_links", counting)
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    assert len(steps) == 2
+    again = read_vault(vault_dir, cache=True)
+    assert len(steps) == 2  # taken from the cache: every record and the signature held
+    assert _snapshot(again) == _snapshot(first) == _snapshot(plain)
+    assert again.graph == plain.graph and again.chains
+    a = again.memories["cyc-a"]
+    assert a.related_via == () and a == plain.memories["cyc-a"]
+    assert any("cycle" in p.reason for p in again.problems)
+    # One memory changes its links: the steps run again and see the change.
+    (vault_dir / "projects" / "cyc-b.md").write_text(
+        "---\nid: cyc-b\n---\nb\n", encoding="utf-8")
+    changed = read_vault(vault_dir, cache=True)
+    assert len(steps) == 3
+    assert _snapshot(changed) == _snapshot(read_vault(vault_dir))  # (a 4th run of the steps)
+    assert not any("cycle" in p.reason for p in changed.problems)
+    # A deleted memory changes the signature too (the record cache alone still holds).
+    (vault_dir / "projects" / "cyc-a.md").unlink()
+    gone = read_vault(vault_dir, cache=True)
+    assert len(steps) == 5 and "cyc-a" not in gone.memories
+    assert _snapshot(gone) == _snapshot(read_vault(vault_dir))
+
+
+def test_a_re_read_in_the_same_process_reuses_the_records(vault_dir, parses, monkeypatch):
+    monkeypatch.setattr(readcache, "REMEMBER_READS", True)
+    rows: list[int] = []
+    real_rows = readcache.ReadCache.rows
+
+    def counting_rows(self):
+        rows.append(1)
+        return real_rows(self)
+
+    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
+    first = read_vault(vault_dir, cache=True)
+    n = len(parses)
+    again = read_vault(vault_dir, cache=True)
+    assert len(parses) == n and len(rows) == 1  # neither parsed nor scanned from the file
+    assert _snapshot(again) == _snapshot(first) == _snapshot(read_vault(vault_dir))
+    m = next(iter(first.memories.values()))
+    assert again.memories[m.id] is m  # the same object: an unchanged memory costs nothing
+    assert again.graph is first.graph and again.chains is first.chains  # nothing changed
+    # A changed, a new and a deleted file: only the first two are parsed; the cache file
+    # follows (a new process reads the same vault from it).
+    path = vault_dir / m.path
+    path.write_text(path.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    (vault_dir / "projects" / "new-one.md").write_text("---\nid: new-one\n---\nnew\n")
+    gone = next(x for x in first.memories.values() if x.id != m.id)
+    (vault_dir / gone.path).unlink()
+    parses.clear()
+    third = read_vault(vault_dir, cache=True)
+    assert sorted(parses) == sorted([m.path, "projects/new-one.md"]) and len(rows) == 1
+    assert third.memories[m.id].body.endswith("One more line.\n") and "new-one" in third.memories
+    assert gone.id not in third.memories
+    plain = read_vault(vault_dir)
+    assert _snapshot(third) == _snapshot(plain) and third.graph == plain.graph
+    assert third.graph is not first.graph
+    readcache.forget_reads(str(vault_dir))
+    parses.clear()
+    fourth = read_vault(vault_dir, cache=True)  # from the cache file, as a new process would
+    assert parses == [] and len(rows) == 2
+    assert _snapshot(fourth) == _snapshot(third)
+    rc = readcache.ReadCache.open(str(vault_dir))
+    assert gone.path not in rc.load()
+    rc.close()
+
+
+def test_what_a_read_keeps_goes_with_its_vault(vault_dir, monkeypatch):
+    monkeypatch.setattr(readcache, "REMEMBER_READS", True)
+    v = read_vault(vault_dir, cache=True)
+    root = v.root
+    assert readcache.remembered(root) is not None
+    del v  # (no cycles: the Vault goes at once, and what was kept of it with it)
+    assert readcache.remembered(root) is None
+    v = read_vault(vault_dir, cache=True)
+    assert v.memories and readcache.remembered(root) is not None
+    monkeypatch.setattr(readcache, "READER_VERSION", readcache.READER_VERSION + 1)
+    assert readcache.remembered(root) is None  # never across reader versions

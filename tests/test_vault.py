@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from recall_tui.vault import reader as vault_mod
+from recall_tui.vault import walk as walk_mod
 from recall_tui.vault.model import Role
 from recall_tui.vault.reader import MAX_FILE_BYTES, read_vault
 
@@ -336,6 +337,25 @@ def test_oversized_by_one_byte(tmp_path):
     (tmp_path / "b.md").write_bytes(b"z" * MAX_FILE_BYTES)
     v = read_vault(tmp_path)
     assert [p.path for p in v.problems] == ["a.md"] and list(v.memories) == ["b"]
+
+
+def test_a_file_that_grew_since_its_stat_is_read_whole_or_refused(tmp_path, monkeypatch):
+    # The read is sized by the file's stat; a file that grew after it (an agent appending)
+    # is still read to its end, and one that grew past the limit is still refused.
+    (tmp_path / "grew.md").write_bytes(b"---\nid: grew\n---\n" + b"w" * 5000 + b" end\n")
+    (tmp_path / "huge.md").write_bytes(b"h" * (MAX_FILE_BYTES + 10))
+    real = os.fstat
+
+    def shrunk(fd: int) -> os.stat_result:
+        st = real(fd)
+        return os.stat_result((*st[:6], 10, *st[7:]))  # st_size as it was before the growth
+
+    monkeypatch.setattr(walk_mod.os, "fstat", shrunk)
+    v = read_vault(tmp_path)
+    assert v.memories["grew"].body.endswith("w end\n")
+    assert [(p.path, p.reason) for p in v.problems] == [
+        ("huge.md", "file is 1.0 MiB, over the 1 MiB limit; skipped")
+    ]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")

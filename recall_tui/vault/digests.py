@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 from recall_tui.vault.fields import _HEADING, _show, _to_datetime
 from recall_tui.vault.frontmatter import _SkipFile, _split_frontmatter
@@ -66,7 +67,10 @@ def _read_turns(f: _File, problems: list[Problem]) -> list[Turn]:
     session_id = f.rel.rsplit("/", 1)[-1][: -len(".jsonl")]
     try:
         with open(f.path, "rb") as fh:
-            data = fh.read(MAX_TRANSCRIPT_BYTES + 1)
+            size = os.fstat(fh.fileno()).st_size  # (a read sized by the limit: see _read_text)
+            data = fh.read(min(size, MAX_TRANSCRIPT_BYTES) + 1)
+            if len(data) > size:  # it grew since the stat: read on, up to the limit
+                data += fh.read(max(0, MAX_TRANSCRIPT_BYTES + 1 - len(data)))
     except OSError as exc:
         problems.append(Problem(f.rel, None, f"cannot read the file ({exc.strerror}); skipped"))
         return []

@@ -5,8 +5,11 @@ last read: the cache key is the file's relative path with its size, modification
 status-change time (ns) and inode, so an edit that keeps the size still re-parses (its mtime
 and ctime move; `touch -d` cannot set ctime), a file replaced by an atomic rename re-parses
 (new inode), and a deleted file's row is dropped. What is kept is exactly what parsing the
-file alone gives (the `Memory` and that file's problems); the steps that look at the whole
-vault (unknown links, supersession, chains, the entity graph) run on every read. Records
+file alone gives (the `Memory` and that file's problems). The steps that look at the whole
+vault (unknown links, supersession, chains, status warnings) depend only on those records:
+their result (the problems they add, the links they drop, the chains) is kept in the `vault`
+table under a digest of every memory file's path and key, and a read whose every record came
+from the cache and whose digest matches takes it from there. Records
 are marshalled plain values (loading 100k of them is the bulk of a re-read), built back into
 `Memory` objects without re-running their checks.
 
@@ -28,6 +31,8 @@ import marshal
 import os
 import pickle
 import sys
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -60,6 +65,17 @@ def _stamp() -> str:
 
 def file_key(st: os.stat_result) -> FileKey:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def vault_signature(keys: dict[str, FileKey | None]) -> bytes | None:
+    """What the whole-vault steps of a read depend on, as a digest: every memory file's path
+    and key, in order (None when a file has no key: its record is not cached, so the
+    result is not either)."""
+    if None in keys.values():
+        return None
+    # (Not marshal: its bytes depend on reference counts, so they differ between processes.)
+    text = repr((_stamp(), list(keys.items())))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
 
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
@@ -321,6 +337,73 @@ def loads(blob: bytes) -> tuple[Memory | None, list[Problem]]:
     return memory, [Problem(*p) for p in problems]
 
 
+#: Whether a cached read keeps its records in this process for the next cached read of the
+#: same vault (see `remembered`); tests of the cache file itself switch it off.
+REMEMBER_READS = True
+#: Record of one memory file as a read gives it: its Memory (or None) and its problems.
+Record = tuple[Memory | None, list[Problem]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Remembered:
+    """What a process keeps of its last cached read of one vault (see `remembered`)."""
+
+    stamp: str
+    records: dict[str, tuple[FileKey, Record]]
+    """Every memory file's record by relative path, with the key its file had then."""
+    whole: Any = None
+    """The reader's whole-vault result of that read (its own shape), when it had one."""
+
+
+_MEMOS: dict[str, Remembered] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def remembered(root: str) -> Remembered | None:
+    """What this process kept of its last cached read of the vault at `root` (an absolute
+    path); None when there is none (never read here, its Vault since dropped, or a different
+    reader stamp). A re-read in the same process (the file watcher, a reload) takes an
+    unchanged file's record from here: no SQLite row, no decoding, and the same `Memory`
+    object as before."""
+    if not REMEMBER_READS:
+        return None
+    with _MEMO_LOCK:
+        entry = _MEMOS.get(root)
+    if entry is None or entry.stamp != _stamp():
+        return None
+    return entry
+
+
+def remember(
+    root: str, owner: object, records: dict[str, tuple[FileKey, Record]], whole: Any = None
+) -> None:
+    """Keep `records` (and `whole`) for the next cached read of `root` while `owner` (the
+    Vault they were read into) lives: the records' objects are the Vault's own, so keeping
+    them costs only the dict, and they are let go with the Vault."""
+    if not REMEMBER_READS:
+        return
+    entry = Remembered(_stamp(), records, whole)
+    with _MEMO_LOCK:
+        _MEMOS[root] = entry
+    weakref.finalize(owner, _let_go, root, entry)
+
+
+def _let_go(root: str, entry: Remembered) -> None:
+    with _MEMO_LOCK:
+        if _MEMOS.get(root) is entry:  # (a newer read's records stay)
+            del _MEMOS[root]
+
+
+def forget_reads(root: str | None = None) -> None:
+    """Drop what `remember` keeps for the vault at `root` (every vault when None): the next
+    cached read in this process goes to the cache file."""
+    with _MEMO_LOCK:
+        if root is None:
+            _MEMOS.clear()
+        else:
+            _MEMOS.pop(os.path.abspath(root), None)
+
+
 def cache_path(root: str) -> Path | None:
     """Where the reading cache of the vault at `root` lives: `.recall/` when it exists or can
     be made and is writable, else the user's cache folder; None when neither is writable."""
@@ -342,6 +425,7 @@ def cache_path(root: str) -> Path | None:
 
 def drop_read_cache(root: str) -> None:
     """Delete the vault's reading cache (the next cached read parses every file)."""
+    forget_reads(root)
     path = cache_path(root)
     if path is not None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -354,6 +438,8 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHO
 CREATE TABLE IF NOT EXISTS files(
     rel TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, record BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vault(
+    id INTEGER PRIMARY KEY CHECK (id = 1), sig BLOB NOT NULL, result BLOB NOT NULL);
 """
 
 
@@ -381,6 +467,7 @@ class ReadCache:
                 if row is None or row[0] != stamp:
                     with conn:
                         conn.execute("DELETE FROM files")
+                        conn.execute("DELETE FROM vault")
                         conn.execute(
                             "INSERT OR REPLACE INTO meta(key, value) VALUES ('stamp', ?)", (stamp,)
                         )
@@ -434,6 +521,27 @@ class ReadCache:
                     "INSERT OR REPLACE INTO files(rel, size, mtime_ns, ctime_ns, ino, record)"
                     " VALUES (?,?,?,?,?,?)",
                     [(rel, *key, blob) for rel, key, blob in fresh],
+                )
+        except apsw.Error:
+            pass
+
+    def vault_result(self, sig: bytes) -> bytes | None:
+        """The whole-vault result stored under `sig` (see `vault_signature`), else None."""
+        try:
+            row = self._conn.execute("SELECT sig, result FROM vault WHERE id=1").fetchone()
+        except apsw.Error:
+            return None
+        if row is None or row[0] != sig:
+            return None
+        result: bytes = row[1]
+        return result
+
+    def store_vault_result(self, sig: bytes, result: bytes) -> None:
+        """Keep the whole-vault result of the memory files `sig` names (best effort)."""
+        try:
+            with self._conn:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO vault(id, sig, result) VALUES (1, ?, ?)", (sig, result)
                 )
         except apsw.Error:
             pass

@@ -22,8 +22,10 @@ import errno
 import functools
 import gc
 import hashlib
+import marshal
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
@@ -56,7 +58,15 @@ from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
 from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
-from recall_tui.vault.readcache import FileKey, ReadCache, file_key
+from recall_tui.vault.readcache import (
+    FileKey,
+    ReadCache,
+    Record,
+    file_key,
+    remember,
+    remembered,
+    vault_signature,
+)
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
@@ -119,19 +129,25 @@ def _read_memory_cached(
     keys: dict[str, FileKey | None],
     fresh: list[tuple[str, FileKey, bytes]],
     rcache: ReadCache | None = None,
+    records: dict[str, tuple[FileKey, Record]] | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
-    unchanged, else a fresh parse, queued in `fresh` for the cache."""
+    unchanged, else a fresh parse, queued in `fresh` for the cache. Every record with a key
+    is also put in `records` (what this process remembers of the read)."""
+    key = keys.get(f.rel)
     hit = decoded.pop(f.rel, None)
     if hit is not None:
         memory, cached_problems = hit
         problems.extend(cached_problems)
+        if records is not None and key is not None:
+            records[f.rel] = (key, hit)
         return memory
     file_problems: list[Problem] = []
     memory = _read_memory(f, file_problems)
     problems.extend(file_problems)
-    key = keys.get(f.rel)
     if key is not None:
+        if records is not None:
+            records[f.rel] = (key, (memory, file_problems))
         fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
         if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
             rcache.store(fresh, [])  # in batches: a first read does not hold every record
@@ -140,11 +156,18 @@ def _read_memory_cached(
 
 
 def _cached_records(
-    rcache: ReadCache, files: list[_File]
-) -> tuple[dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str]]:
+    rcache: ReadCache,
+    files: list[_File],
+    memo: dict[str, tuple[FileKey, Record]] | None = None,
+) -> tuple[
+    dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str], bool
+]:
     """The memory files' keys now, the decoded records of those whose key is unchanged
-    (streamed from the cache: one record's bytes at a time are held), and the cached paths
-    that are gone."""
+    (from `memo`, what this process kept of its last read of the vault, else streamed from
+    the cache: one record's bytes at a time are held), the cached paths that are gone, and
+    whether the records came from the memo.
+    With a memo the cache file is not scanned unless many files are new to it (they would
+    be parsed in a pool anyway): a changed file is parsed, a vanished one is dropped."""
     keys: dict[str, FileKey | None] = {}
     stat = os.stat
     for f in files:
@@ -155,18 +178,26 @@ def _cached_records(
                 keys[f.rel] = None
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     gone: list[str] = []
+    if memo is not None:
+        for rel, key in keys.items():
+            got = memo.get(rel)
+            if got is not None and got[0] == key:
+                decoded[rel] = got[1]
+        if len(keys) - len(decoded) < PARALLEL_MIN_FILES:
+            return keys, decoded, [rel for rel in memo if rel not in keys], True
+        decoded.clear()  # (many files new to the memo: the cache file's records, as usual)
     # One scan of the table: each row's key compared with the file's, the record decoded
     # when they agree (one record's bytes at a time are held).
     for rel, key, blob in rcache.rows():
         now = keys.get(rel, _GONE)
         if now is _GONE:
             gone.append(rel)
-        elif now == key:
+        elif now == key and rel not in decoded:
             try:
                 decoded[rel] = cache_loads(blob)
             except Exception:  # a record this reader cannot load: parse again
                 pass
-    return keys, decoded, gone
+    return keys, decoded, gone, False
 
 
 _GONE = object()
@@ -321,8 +352,22 @@ def _read_vault(
     files = _walk(root_path, problems)
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     keys: dict[str, FileKey | None] = {}
+    all_cached = False  # every memory file's record came from the reading cache
+    records: dict[str, tuple[FileKey, Record]] = {}  # what this process keeps of the read
+    mproblems: list[Problem] = []  # the memory files' problems, the whole-vault steps' too
+    memo = remembered(root_path) if rcache is not None else None
+    # The result of this process's last read for the memory files, when every one is as it
+    # was then (same paths, same keys: every record came from the memo): the same memories,
+    # chains, graph and problems (each file's and the whole-vault steps').
+    kept: tuple[bytes, dict[str, Memory], tuple[Chain, ...], EntityGraph,
+                tuple[Problem, ...]] | None = None
     if rcache is not None:
-        keys, decoded, gone = _cached_records(rcache, files)
+        keys, decoded, gone, from_memo = _cached_records(
+            rcache, files, memo.records if memo else None)
+        all_cached = len(decoded) == len(keys)
+        if memo is not None and from_memo and all_cached and not gone \
+                and len(keys) == len(memo.records):
+            kept = memo.whole
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -350,20 +395,22 @@ def _read_vault(
                     _not_read(f.rel, "sessions/ holds transcripts (<session_id>.jsonl)")
                 )
         elif f.rel.endswith(".md"):
+            if kept is not None:
+                continue  # (every memory, and every problem of theirs, is in `kept`)
             if rcache is None:
                 hit = decoded.pop(f.rel, None)
                 if hit is None:
-                    memory = _read_memory(f, problems)
+                    memory = _read_memory(f, mproblems)
                 else:
                     memory = hit[0]
-                    problems.extend(hit[1])
+                    mproblems.extend(hit[1])
             else:
-                memory = _read_memory_cached(f, problems, decoded, keys, fresh, rcache)
+                memory = _read_memory_cached(f, mproblems, decoded, keys, fresh, rcache, records)
             if memory is None:
                 continue
             first = memories.get(memory.id)
             if first is not None:
-                problems.append(
+                mproblems.append(
                     Problem(
                         memory.path,
                         memory.key_lines.get("id"),
@@ -374,27 +421,98 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
-    if rcache is not None:
-        rcache.store(fresh, gone)
-        rcache.close()
-
-    memories = _drop_unknown_links(memories, problems)
-    links, memories = _supersession_links(memories, problems)
-    order = {mid: i for i, mid in enumerate(memories)}
-    chains = _build_chains(links, order)
-    _status_warnings(memories, links, problems)
-    edges = tuple(e for m in memories.values() for e in m.edges)
+    sig = None
+    if kept is not None and memo is not None:
+        if rcache is not None:
+            rcache.close()
+        records = memo.records
+        sig, memories, chains, graph, added = kept
+    else:
+        if rcache is not None:
+            rcache.store(fresh, gone)
+            sig = vault_signature(keys)
+        try:
+            memories, chains = _whole_vault(memories, mproblems, rcache, sig, all_cached)
+        finally:
+            if rcache is not None:
+                rcache.close()
+        added = tuple(mproblems)
+        graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+    problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
-    return Vault(
+    vault = Vault(
         root=root_path,
         memories=MappingProxyType(memories),
         problems=tuple(problems),
         digests=tuple(digests),
         turns=tuple(turns),
         chains=chains,
-        graph=EntityGraph.build(edges),
+        graph=graph,
     )
+    if rcache is not None:
+        remember(root_path, vault, records,
+                 (sig, memories, chains, graph, added) if sig is not None else None)
+    return vault
+
+
+def _whole_vault(
+    memories: dict[str, Memory],
+    problems: list[Problem],
+    rcache: ReadCache | None,
+    sig: bytes | None,
+    all_cached: bool,
+) -> tuple[dict[str, Memory], tuple[Chain, ...]]:
+    """The steps that look at the whole vault (unknown links dropped, supersession resolved,
+    chains, status warnings): the memories as they leave them, their problems added to
+    `problems`, and the chains. Their result depends only on the memory records, so it is
+    kept in the reading cache under the vault's signature (every memory file's path and key)
+    and taken from there when every record came from the cache too (an unchanged vault)."""
+    if rcache is not None and sig is not None and all_cached:
+        blob = rcache.vault_result(sig)
+        if blob is not None:
+            try:
+                return _apply_whole(memories, problems, blob)
+            except Exception:  # a result this reader cannot load: run the steps
+                pass
+    before = memories
+    n = len(problems)
+    memories = _drop_unknown_links(memories, problems)
+    links, memories = _supersession_links(memories, problems)
+    order = {mid: i for i, mid in enumerate(memories)}
+    chains = _build_chains(links, order)
+    _status_warnings(memories, links, problems)
+    if rcache is not None and sig is not None:
+        changed = tuple(
+            (mid, m.supersedes, m.superseded_by,
+             tuple((r.id, r.score, r.relation) for r in m.related_via))
+            for mid, m in memories.items()
+            if before.get(mid) is not m
+        )
+        added = tuple((p.path, p.line, p.reason, p.severity) for p in problems[n:])
+        rcache.store_vault_result(
+            sig, marshal.dumps((added, changed, tuple(c.ids for c in chains)))
+        )
+    return memories, chains
+
+
+def _apply_whole(
+    memories: dict[str, Memory], problems: list[Problem], blob: bytes
+) -> tuple[dict[str, Memory], tuple[Chain, ...]]:
+    """`_whole_vault`'s kept result applied to the memories read from the cache."""
+    added, changed, chains = marshal.loads(blob)
+    new_problems = [Problem(*p) for p in added]
+    if changed:
+        memories = dict(memories)
+        for mid, supersedes, superseded_by, related in changed:
+            memories[mid] = replace(
+                memories[mid],
+                supersedes=supersedes,
+                superseded_by=superseded_by,
+                related_via=tuple([RelatedLink(*r) for r in related]),
+            )
+    problems.extend(new_problems)
+    return memories, tuple([Chain(ids) for ids in chains])
 
 
 def _parse_in_parallel(
@@ -435,7 +553,6 @@ def _worker_main() -> None:
     """A parsing worker (`parallel.py`): read its chunks of (rel, path) files (one marshalled
     list) from stdin; for each chunk write the list of the files' records, encoded for the
     reading cache, to stdout."""
-    import marshal
     import sys
 
     gc.disable()  # as `read_vault`: many objects, no cycles

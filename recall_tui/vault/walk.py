@@ -159,7 +159,12 @@ def _read_text(f: _File, problems: list[Problem]) -> tuple[str, bytes, os.stat_r
             if st.st_size > MAX_FILE_BYTES:
                 problems.append(Problem(f.rel, None, _too_big(st.st_size)))
                 return None
-            data = fh.read(MAX_FILE_BYTES + 1)
+            # Sized by the stat: read(MAX_FILE_BYTES + 1) allocated (and faulted in) 1 MiB
+            # for every file, most of a first read's time. A file that grew since the stat
+            # is read on, still up to the limit.
+            data = fh.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                data += fh.read(MAX_FILE_BYTES + 1 - len(data))
     except OSError as exc:
         problems.append(Problem(f.rel, None, f"cannot read the file ({exc.strerror}); skipped"))
         return None
