@@ -41,6 +41,7 @@ from recall_tui.agent.active import read_active
 from recall_tui.agent.client import DEFAULT_IDLE_S, lock_path, socket_path
 from recall_tui.agent.core import RecallCore
 from recall_tui.agent.log import clean_text
+from recall_tui.vault.literal import json_text
 
 #: Seconds without a request after which the service drops the local model's session.
 DEFAULT_MODEL_IDLE_S = 300.0
@@ -297,7 +298,9 @@ class RecallService:
                                               f"not {opts.embedder!r}"}
             out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
             self.served += 1
-            return {"ok": True, "output": out, "record": rec.id, "warning": core.warning}
+            # "text": the line the hook prints, so the hook's process needs no JSON escaping
+            return {"ok": True, "output": out, "text": json_text(out), "record": rec.id,
+                    "warning": core.warning}
         if op == "recall":
             trace = core.recall(str(req.get("query") or ""), k=req.get("k"), preset=req.get("preset"),
                                 include_superseded=req.get("include_superseded"),
