@@ -188,9 +188,11 @@ def loading_pid(root: str | os.PathLike) -> int | None:
         return None
 
 
-def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> bool:
+def start_detached(root: str | os.PathLike, *, idle_s: float | None = None,
+                   model_idle_s: float | None = None) -> bool:
     """Start `recall-tui serve` for the vault in its own session (it outlives this process and
-    exits after `idle_s` without a request). False when one is already up or starting, or it
+    exits after `idle_s` without a request; drops its model after `model_idle_s`, default
+    the service's). False when one is already up or starting, or it
     could not be started. Several callers at once are fine: the service takes the serve lock
     and a second one exits at once."""
     if os.environ.get("RECALL_TUI_SERVE", "").lower() in ("off", "0", "no", "false"):
@@ -207,8 +209,10 @@ def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> b
         recall_dir(root).mkdir(exist_ok=True)
         if not os.access(recall_dir(root), os.W_OK):
             return False  # a read-only vault: no service (it could not lock or bind), no retry storm
+        more = ["--model-idle", str(model_idle_s)] if model_idle_s is not None else []
         subprocess.Popen(
-            [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle)],
+            [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle),
+             *more],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True)
         return True

@@ -100,6 +100,7 @@ class RecallService:
         self.core: RecallCore | None = None
         self.active = read_active(self.root)
         self.last = time.monotonic()
+        self.last_use = self.last  # the last request other than a ping (the model's idle clock)
         self.busy = 0  # requests being answered (the model is never released under one)
         self.served = 0
         self.server: _Server | None = None
@@ -207,13 +208,17 @@ class RecallService:
         span = min(self.idle_s, self.model_idle_s) if self.model_idle_s > 0 else self.idle_s
         while self.server is not None:
             time.sleep(min(1.0, max(0.05, span / 4)))
-            idle = time.monotonic() - self.last if not self.busy else 0.0
-            if idle > self.idle_s:
+            now = time.monotonic()
+            if self.busy:
+                continue
+            if now - self.last > self.idle_s:
                 self.log(f"idle for {self.idle_s:.0f} s; exiting")
                 self.stop()
                 return
-            if 0 < self.model_idle_s < idle:
-                self._release_model()
+            if 0 < self.model_idle_s < now - self.last_use:
+                with self._busy_lock:  # a request arriving meanwhile waits for the release
+                    if not self.busy:
+                        self._release_model()
 
     def _release_model(self) -> None:
         """Drop the embedder's session when it is loaded and no bulk embedding needs it (the
@@ -274,6 +279,8 @@ class RecallService:
             with self._busy_lock:
                 self.busy -= 1
                 self.last = time.monotonic()
+                if req.get("op") != "ping":  # `serve --status` does not keep the model loaded
+                    self.last_use = self.last
 
     def _answer(self, req: dict[str, Any]) -> dict[str, Any]:
         self.last = time.monotonic()
@@ -283,6 +290,7 @@ class RecallService:
             progress = core.index.embedding_progress() if core and core.index else None
             return {"ok": True, "pid": os.getpid(), "root": str(self.root), "served": self.served,
                     "embedding": list(progress) if progress else None,
+                    "model_loaded": bool(getattr(core.embedder, "loaded", False)) if core else False,
                     "preset": core.preset if core else None,
                     "warning": core.warning if core else "",
                     "embedder": core.embedder.name if core and core.embedder else "none"}
