@@ -155,6 +155,7 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
         out["service_rss_mb_after"] = rss_mb(pid)
         log(f"waiting for the service to drop its model ({model_idle_s:g} s idle) ...")
         deadline = time.monotonic() + model_idle_s + 120
+        ping = client.request(work, {"op": "ping"}, timeout=30)
         while ping.get("model_loaded") and time.monotonic() < deadline:
             time.sleep(0.5)
             ping = client.request(work, {"op": "ping"}, timeout=30)  # (a ping is no use of it)
