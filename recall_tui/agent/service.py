@@ -17,7 +17,7 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
   vault is watched.
 - Drops the local model's ONNX session after `model_idle_s` seconds without a request
   (default `DEFAULT_MODEL_IDLE_S`, `RECALL_TUI_MODEL_IDLE`; 0: never), which takes an idle
-  service on the sample vault from ~200 to ~110 MB; the next recall that embeds a query loads
+  service on the sample vault from ~205 to ~117 MB; the next recall that embeds a query loads
   it again (the same vectors; that one prompt pays the model load).
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.

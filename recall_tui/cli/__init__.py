@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1 and argv[0] == "hook" and argv[1] in ("session-start", "prompt-submit"):
         from recall_tui.cli.hook_fast import try_service
 
-        code = try_service(argv[1:])  # None: the full command below takes over
+        try:
+            code = try_service(argv[1:])  # None: the full command below takes over
+        except BrokenPipeError:
+            return 0
         if code is not None:
             return code
     if argv and argv[0] in COMMANDS:

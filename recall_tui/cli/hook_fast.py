@@ -122,6 +122,7 @@ def try_service(words: list[str]) -> int | None:
         return None
     event = o["event"]
     text = read_stdin()
+    _taken = (text, None)  # from here on, the full command gets the stdin read
     opts = hook_options(event, o.get("--preset"), o.get("--embedder"), o.get("--k"),
                         o.get("--sources"), bool(o.get("--transparency")), o.get("--repeat-window"))
     req = {"op": "hook", "options": opts, "payload": payload(text)}
@@ -129,6 +130,8 @@ def try_service(words: list[str]) -> int | None:
         ans = client.request(root, req, timeout=client.hook_timeout())
     except client.ServiceUnavailable as exc:
         _taken = (text, exc)
+        return None
+    except Exception:  # anything unforeseen: the full command copes (a hook never fails)
         return None
     out = ans.get("text")
     if not ans.get("ok") or not isinstance(out, str):  # an error, or a service without "text"
