@@ -33,6 +33,7 @@ from recall_tui.cli.hook_fast import (
     ask_service,
     hook_options,
     read_stdin,
+    started,
     take_stdin,
 )
 from recall_tui.cli.hook_fast import payload as _payload
@@ -266,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         return _install(args)
     if args.event == "stop":
         return _stop(args)
-    t0 = time.perf_counter()
+    t0 = started(time.perf_counter())  # the fast path's start, when it handed over
     event = args.event
     try:
         code = _run(args, event, t0)

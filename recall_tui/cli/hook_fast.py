@@ -39,6 +39,8 @@ _FLAGS = ("--transparency",)
 #: What this process already did before handing over: the stdin it read, and the service's
 #: answer (a dict) or failure (ServiceUnavailable), or None when it did not ask.
 _taken: tuple[str, dict[str, Any] | BaseException | None] | None = None
+#: When `try_service` started (the hook's budget counts from there, a wait for the service too).
+_started: float | None = None
 
 
 def _options(words: list[str]) -> dict[str, Any] | None:
@@ -114,8 +116,8 @@ def _warn(message: str) -> None:
 def try_service(words: list[str]) -> int | None:
     """Answer the hook `words` (`EVENT [options]`) from the warm service: print its output and
     return 0; None to let the full command run (see the module docstring)."""
-    global _taken
-    t0 = time.perf_counter()
+    global _taken, _started
+    t0 = _started = time.perf_counter()
     o = _options(words)
     root = (o or {}).get("--vault") or os.environ.get("RECALL_TUI_VAULT")
     if o is None or not root or not os.path.isdir(root) or client.recently_unresponsive(root):
@@ -148,6 +150,11 @@ def try_service(words: list[str]) -> int | None:
         _warn(f"recall-tui hook {event}: over the {budget:.0f} ms budget ({elapsed:.0f} ms); "
               "results are complete")
     return 0
+
+
+def started(default: float) -> float:
+    """When the hook started: `try_service`'s start, else `default`."""
+    return _started if _started is not None else default
 
 
 def take_stdin() -> str:
