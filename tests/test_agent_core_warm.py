@@ -5,8 +5,13 @@ query, and the recall gives the same hits either way."""
 
 from __future__ import annotations
 
+import threading
+
+from recall_tui.agent import client
 from recall_tui.agent.core import RecallCore
 from recall_tui.agent.log import read_agent_log
+from recall_tui.agent.service import RecallService
+from tests.waiting import wait_until_sync
 
 
 def test_warm_up_is_silent_and_a_released_model_loads_again(vault_copy):
@@ -28,3 +33,37 @@ def test_warm_up_is_silent_and_a_released_model_loads_again(vault_copy):
         assert core.embedder.loaded and not other.stage("vector").skipped
     finally:
         core.close()
+
+
+def test_the_service_releases_an_idle_model_and_recalls_the_same_after(vault_copy):
+    """`model_idle_s` (RECALL_TUI_MODEL_IDLE): a service with no request for that long drops
+    the ONNX session; the next recall that embeds a query loads it again and ranks the same."""
+    logs: list[str] = []
+    svc = RecallService(vault_copy, idle_s=600, watch=False, model_idle_s=0.2, log=logs.append)
+    runner = threading.Thread(target=svc.run, name="test-service", daemon=True)
+    runner.start()
+    try:
+        assert client.wait_ready(vault_copy, timeout=120), logs
+        query = {"op": "recall", "query": "postgres major upgrade analyze", "k": 8}
+
+        def ranking(ans: dict) -> list[tuple[str, float]]:
+            assert ans["ok"], ans
+            vector = next(s for s in ans["trace"]["stages"] if s["name"] == "vector")
+            assert not vector["skipped"], vector
+            return [(h["id"], h["score"]) for h in ans["trace"]["hits"]]
+
+        before = ranking(client.request(vault_copy, query))
+        assert svc.core is not None and svc.core.embedder is not None
+        emb = svc.core.embedder
+        wait_until_sync(lambda: not emb.loaded and any("model released" in m for m in logs),
+                        "the idle service to release its model", timeout=120)
+        # forget the cached query vector and recall, so this recall must embed the query again
+        assert svc.core.index is not None
+        svc.core.index.vector_store.query_cache.clear()
+        svc.core.engine.clear_cache()
+        after = ranking(client.request(vault_copy, query))
+        assert emb.loaded  # loaded again by that recall, and not released under it
+        assert after == before
+    finally:
+        svc.stop()
+        runner.join(60)

@@ -70,12 +70,15 @@ def test_several_clients_at_once(service):
 def test_hook_goes_through_the_service_with_a_light_client(service):
     vault, _ = service
     code = (
-        "import sys, json\n"
+        "import sys\n"
+        "before = set(sys.modules)\n"
         "from recall_tui.cli import main\n"
         "rc = main(['hook', 'prompt-submit', '--vault', sys.argv[1]])\n"
+        "new = set(sys.modules) - before\n"
         "heavy = sorted(m for m in ('numpy', 'apsw', 'onnxruntime', 'textual', 'rich', 'yaml', 'recall_tui.engine',\n"
-        "                          'recall_tui.agent.active') if m in sys.modules)\n"
-        "print('HEAVY=' + json.dumps(heavy), file=sys.stderr)\n"
+        "                          'recall_tui.agent.active', 'recall_tui.cli.hook', 'argparse', 'socket',\n"
+        "                          'typing', 'pathlib') if m in new)\n"
+        "print('HEAVY=' + repr(heavy), file=sys.stderr)\n"
         "sys.exit(rc)\n")
     payload = {"session_id": "warm-1", "hook_event_name": "UserPromptSubmit",
                "prompt": "postgres major upgrade analyze", "cwd": "/tmp", "transcript_path": "/tmp/t.jsonl"}

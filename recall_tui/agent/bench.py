@@ -4,11 +4,18 @@ in three situations: answered by the warm service, recalled in-process (no servi
 a hung service (stopped with SIGSTOP: its socket still accepts connections, nothing answers),
 where the hook must give up after its wait (`client.hook_timeout()`) and recall in its own
 process; the prompts after that skip the service for `client.UNRESPONSIVE_SKIP_S`. Also the
-warm service's resident memory (VmRSS) after the runs. The vault is copied first, so the
+warm service's resident memory (VmRSS) after the runs, and once it has dropped its model
+(`model_idle_s` without a request, shortened here), with the time of the first prompt after
+that (which loads the model again). The vault is copied first, so the
 benchmark's own service and log never touch the user's vault.
 
 Every run reuses one session id, so it passes `--repeat-window 0`: repeat suppression would
-otherwise leave later prompts nothing new to inject, and the runs would measure less work."""
+otherwise leave later prompts nothing new to inject, and the runs would measure less work.
+
+The package's bytecode is written first (`compile_package`), as an install does: where
+PYTHONDONTWRITEBYTECODE is set and the package is a source checkout, every hook would
+otherwise compile each module it imports from source (~10 ms a hook under load), which no
+installed hook pays. The JSON's `bytecode` says whether it was written."""
 
 from __future__ import annotations
 
@@ -85,9 +92,23 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+def compile_package(src: str | os.PathLike[str] | None = None) -> bool:
+    """Write the bytecode of the recall_tui package (this one, or the one in folder `src`)
+    beside its sources, as pip does at install time; False when it could not."""
+    import compileall
+
+    import recall_tui
+
+    pkg = Path(src) / "recall_tui" if src else Path(recall_tui.__file__).parent
+    try:
+        return bool(compileall.compile_dir(str(pkg), quiet=2))
+    except OSError:
+        return False
+
+
 def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None = None,
                in_process_runs: int = 3, hung_runs: int = 3, baseline_src: str | None = None,
-               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+               model_idle_s: float = 15.0, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Time the hook (see the module docstring); with `baseline_src`, the warm runs alternate
     between this package and the one in that folder (same service, same minutes)."""
     src = Path(vault)
@@ -98,6 +119,8 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
         extra = ("--embedder", embedder) if embedder else ()
         prompts = [DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)] for i in range(max(runs, 1))]
         out: dict[str, Any] = {"vault": str(src), "runs": runs, "loadavg_before": _load(),
+                               "bytecode": compile_package() and (not baseline_src
+                                                                  or compile_package(baseline_src)),
                                "service_timeout_s": client.hook_timeout(),
                                "unresponsive_skip_s": client.UNRESPONSIVE_SKIP_S}
         log("in-process (no service) ...")
@@ -105,7 +128,7 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
                 for i in range(in_process_runs)]
         out["in_process_ms"] = _stats(cold)
         log("starting the service ...")
-        client.start_detached(work, idle_s=300)
+        client.start_detached(work, idle_s=300, model_idle_s=model_idle_s)
         ping = client.wait_ready(work, timeout=600)
         if ping is None:
             raise RuntimeError(f"the recall service for {work} did not come up")
@@ -130,6 +153,16 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
             out["baseline_src"] = baseline_src
             out["baseline_warm_ms"] = _stats(base)
         out["service_rss_mb_after"] = rss_mb(pid)
+        log(f"waiting for the service to drop its model ({model_idle_s:g} s idle) ...")
+        deadline = time.monotonic() + model_idle_s + 120
+        ping = client.request(work, {"op": "ping"}, timeout=30)
+        while ping.get("model_loaded") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            ping = client.request(work, {"op": "ping"}, timeout=30)  # (a ping is no use of it)
+        out["model_idle_s"] = model_idle_s
+        out["model_released"] = not ping.get("model_loaded")
+        out["service_rss_mb_idle"] = rss_mb(pid)
+        out["after_release_ms"] = _stats([_one(work, "who rotates the certificates", *extra)])
         hung_first: list[Run] = []
         hung_next: list[Run] = []
         if hung_runs > 0:
@@ -189,8 +222,14 @@ def format_hook_bench(r: dict[str, Any]) -> str:
     if "hung_first_ms" in r:
         lines += [_line(f"hung, waits {r['service_timeout_s']:g} s".ljust(20), r["hung_first_ms"]),
                   _line("hung, marked skip   ", r["hung_next_ms"])]
+    if "after_release_ms" in r:
+        lines.append(_line("first after release ", r["after_release_ms"]))
     lines += [f"  service RSS: {r['service_rss_mb_ready']} MB ready, {r['service_rss_mb_after']} MB "
-              "after the warm runs",
+              "after the warm runs"
+              + (f", {r['service_rss_mb_idle']} MB idle (model "
+                 f"{'released' if r['model_released'] else 'NOT released'} after "
+                 f"{r['model_idle_s']:g} s)" if "service_rss_mb_idle" in r else ""),
+              f"  bytecode written first: {r.get('bytecode')}",
               f"  bare `python -c pass`: {r['bare_python_ms']:.0f} ms; exit codes {r['exit_codes']}",
               f"  load average before {r['loadavg_before']}  after {r['loadavg_after']}"]
     return "\n".join(lines)

@@ -1,7 +1,9 @@
 """Talking to the warm recall service (`recall-tui serve`): where its socket is, one request,
 starting it on demand. Standard library only: this is the hook's fast path, which must not
 import numpy, apsw or onnxruntime (a warm `hook prompt-submit` is a Python start, this module,
-one socket round trip).
+one socket round trip). What the fast path calls (`request`, `recently_unresponsive`,
+`hook_timeout`) works on strings: pathlib, socket (`_socket` is its C core) and typing are
+imported by no call of theirs, each a millisecond or more of every prompt.
 
 Protocol: one JSON object per line each way on a Unix stream socket. Requests:
 `{"op": "ping"}`, `{"op": "hook", "options": {...}, "payload": {...}}`,
@@ -16,15 +18,16 @@ user owns.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import socket
 import stat
 import sys
 import time
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from pathlib import Path
+    from typing import Any
 
 #: Idle minutes after which a service started on demand exits.
 DEFAULT_IDLE_S = 30 * 60
@@ -44,20 +47,32 @@ def recall_dir(root: Path) -> Path:
     return root / ".recall"
 
 
-def socket_path(root: str | os.PathLike) -> Path:
-    root = Path(root).resolve()
-    p = recall_dir(root) / "serve.sock"
-    if len(os.fsencode(str(p))) <= _MAX_SOCK:
+def _recall_file(root: str | os.PathLike, name: str) -> str:
+    """`ROOT/.recall/NAME`, the root resolved (as `Path.resolve` does), as a string."""
+    return os.path.join(os.path.realpath(root), ".recall", name)
+
+
+def _socket_file(root: str | os.PathLike) -> str:
+    p = _recall_file(root, "serve.sock")
+    if len(os.fsencode(p)) <= _MAX_SOCK:
         return p
     import hashlib
     import tempfile
 
-    name = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
-    return Path(tempfile.gettempdir()) / f"recall-tui-{os.getuid()}" / f"{name}.sock"
+    name = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:24]
+    return os.path.join(tempfile.gettempdir(), f"recall-tui-{os.getuid()}", f"{name}.sock")
+
+
+def socket_path(root: str | os.PathLike) -> Path:
+    from pathlib import Path
+
+    return Path(_socket_file(root))
 
 
 def lock_path(root: str | os.PathLike) -> Path:
-    return recall_dir(Path(root).resolve()) / "serve.lock"
+    from pathlib import Path
+
+    return Path(_recall_file(root, "serve.lock"))
 
 
 def owned_by_me(p: Path) -> bool:
@@ -71,19 +86,21 @@ def owned_by_me(p: Path) -> bool:
 
 def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
     """Send one request and return the answer; ServiceUnavailable when no service answers."""
-    path = socket_path(root)
+    import _socket  # the C module behind `socket`, whose enums and selectors cost a prompt ~3 ms
+
+    path = _socket_file(root)
     try:
         st = os.lstat(path)
     except OSError:
         raise ServiceUnavailable("not running") from None
     if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
         raise ServiceUnavailable(f"{path}: not a socket of this user; ignored")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
         for attempt in range(50):  # a full listen backlog answers EAGAIN: try again shortly
             try:
-                s.connect(str(path))
+                s.connect(path)
                 break
             except BlockingIOError:
                 if attempt == 49:
@@ -125,14 +142,11 @@ def hook_timeout() -> float:
 UNRESPONSIVE_SKIP_S = 60.0
 
 
-def _unresponsive_path(root: str | os.PathLike) -> Path:
-    return recall_dir(Path(root).resolve()) / "serve.unresponsive"
-
-
 def mark_unresponsive(root: str | os.PathLike) -> None:
     """Note that the service did not answer in time (best effort)."""
     try:
-        _unresponsive_path(root).write_text(f"{time.time():.0f}\n", encoding="ascii")
+        with open(_recall_file(root, "serve.unresponsive"), "w", encoding="ascii") as fh:
+            fh.write(f"{time.time():.0f}\n")
     except OSError:
         pass
 
@@ -140,14 +154,16 @@ def mark_unresponsive(root: str | os.PathLike) -> None:
 def recently_unresponsive(root: str | os.PathLike) -> bool:
     """Whether the service failed to answer within the last `UNRESPONSIVE_SKIP_S`."""
     try:
-        return time.time() - os.stat(_unresponsive_path(root)).st_mtime < UNRESPONSIVE_SKIP_S
+        return time.time() - os.stat(_recall_file(root, "serve.unresponsive")).st_mtime < UNRESPONSIVE_SKIP_S
     except OSError:
         return False
 
 
 def is_starting_or_running(root: str | os.PathLike) -> bool:
     """Whether a service holds the vault's serve lock (running, or still loading)."""
-    p = lock_path(root)
+    import fcntl
+
+    p = _recall_file(root, "serve.lock")
     try:
         fd = os.open(p, os.O_RDONLY)
     except OSError:
@@ -172,13 +188,17 @@ def loading_pid(root: str | os.PathLike) -> int | None:
         return None
 
 
-def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> bool:
+def start_detached(root: str | os.PathLike, *, idle_s: float | None = None,
+                   model_idle_s: float | None = None) -> bool:
     """Start `recall-tui serve` for the vault in its own session (it outlives this process and
-    exits after `idle_s` without a request). False when one is already up or starting, or it
+    exits after `idle_s` without a request; drops its model after `model_idle_s`, default
+    the service's). False when one is already up or starting, or it
     could not be started. Several callers at once are fine: the service takes the serve lock
     and a second one exits at once."""
     if os.environ.get("RECALL_TUI_SERVE", "").lower() in ("off", "0", "no", "false"):
         return False
+    from pathlib import Path
+
     root = Path(root).resolve()
     if is_starting_or_running(root):
         return False
@@ -189,8 +209,10 @@ def start_detached(root: str | os.PathLike, *, idle_s: float | None = None) -> b
         recall_dir(root).mkdir(exist_ok=True)
         if not os.access(recall_dir(root), os.W_OK):
             return False  # a read-only vault: no service (it could not lock or bind), no retry storm
+        more = ["--model-idle", str(model_idle_s)] if model_idle_s is not None else []
         subprocess.Popen(
-            [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle)],
+            [sys.executable, "-m", "recall_tui", "serve", "--vault", str(root), "--idle", str(idle),
+             *more],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True)
         return True

@@ -15,6 +15,10 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
   background thread (`Index.open(defer_vectors=True)`, `RecallCore.fill_vectors`), recalls
   meanwhile run without the vector channel (their trace says `embedding N / M`); then the
   vault is watched.
+- Drops the local model's ONNX session after `model_idle_s` seconds without a request
+  (default `DEFAULT_MODEL_IDLE_S`, `RECALL_TUI_MODEL_IDLE`; 0: never), which takes an idle
+  service on the sample vault from ~205 to ~117 MB; the next recall that embeds a query loads
+  it again (the same vectors; that one prompt pays the model load).
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.
 """
@@ -37,6 +41,18 @@ from recall_tui.agent.active import read_active
 from recall_tui.agent.client import DEFAULT_IDLE_S, lock_path, socket_path
 from recall_tui.agent.core import RecallCore
 from recall_tui.agent.log import clean_text
+from recall_tui.vault.literal import json_text
+
+#: Seconds without a request after which the service drops the local model's session.
+DEFAULT_MODEL_IDLE_S = 300.0
+
+
+def model_idle_from_env() -> float:
+    """`RECALL_TUI_MODEL_IDLE` (seconds; 0 or less: never release), else the default."""
+    try:
+        return float(os.environ.get("RECALL_TUI_MODEL_IDLE") or DEFAULT_MODEL_IDLE_S)
+    except ValueError:
+        return DEFAULT_MODEL_IDLE_S
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -75,18 +91,22 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 class RecallService:
     def __init__(self, root: str | Path, *, idle_s: float = DEFAULT_IDLE_S, watch: bool = True,
-                 log=None):
+                 log=None, model_idle_s: float | None = None):
         self.root = Path(root).resolve()
         self.idle_s = idle_s
+        self.model_idle_s = model_idle_from_env() if model_idle_s is None else model_idle_s
         self.watch = watch
         self.log = log or (lambda msg: print(f"recall-tui serve: {msg}", file=sys.stderr, flush=True))
         self.core: RecallCore | None = None
         self.active = read_active(self.root)
         self.last = time.monotonic()
+        self.last_use = self.last  # the last request other than a ping (the model's idle clock)
+        self.busy = 0  # requests being answered (the model is never released under one)
         self.served = 0
         self.server: _Server | None = None
         self._lock_fd: int | None = None
         self._core_lock = threading.Lock()
+        self._busy_lock = threading.Lock()
         self._stopping = threading.Event()
         self._filler: threading.Thread | None = None
 
@@ -185,12 +205,34 @@ class RecallService:
             threading.Thread(target=self.server.shutdown, daemon=True).start()
 
     def _idle_watch(self) -> None:
+        span = min(self.idle_s, self.model_idle_s) if self.model_idle_s > 0 else self.idle_s
         while self.server is not None:
-            time.sleep(min(1.0, max(0.05, self.idle_s / 4)))
-            if time.monotonic() - self.last > self.idle_s:
+            time.sleep(min(1.0, max(0.05, span / 4)))
+            now = time.monotonic()
+            if self.busy:
+                continue
+            if now - self.last > self.idle_s:
                 self.log(f"idle for {self.idle_s:.0f} s; exiting")
                 self.stop()
                 return
+            if 0 < self.model_idle_s < now - self.last_use:
+                with self._busy_lock:  # a request arriving meanwhile waits for the release
+                    if not self.busy:
+                        self._release_model()
+
+    def _release_model(self) -> None:
+        """Drop the embedder's session when it is loaded and no bulk embedding needs it (the
+        first fill of a fresh vault runs for minutes without a request)."""
+        core = self.core
+        emb = core.embedder if core is not None else None
+        if emb is None or not getattr(emb, "loaded", False):
+            return
+        if self._filler is not None and self._filler.is_alive():
+            return
+        release = getattr(emb, "release", None)
+        if release is not None and release():
+            self.log(f"no request for {self.model_idle_s:g} s: model released "
+                     "(loaded again by the next recall)")
 
     def _cleanup(self) -> None:
         self._stopping.set()
@@ -229,6 +271,18 @@ class RecallService:
             return self.core
 
     def answer(self, req: dict[str, Any]) -> dict[str, Any]:
+        with self._busy_lock:
+            self.busy += 1
+        try:
+            return self._answer(req)
+        finally:
+            with self._busy_lock:
+                self.busy -= 1
+                self.last = time.monotonic()
+                if req.get("op") != "ping":  # `serve --status` does not keep the model loaded
+                    self.last_use = self.last
+
+    def _answer(self, req: dict[str, Any]) -> dict[str, Any]:
         self.last = time.monotonic()
         op = req.get("op")
         if op == "ping":
@@ -236,6 +290,7 @@ class RecallService:
             progress = core.index.embedding_progress() if core and core.index else None
             return {"ok": True, "pid": os.getpid(), "root": str(self.root), "served": self.served,
                     "embedding": list(progress) if progress else None,
+                    "model_loaded": bool(getattr(core.embedder, "loaded", False)) if core else False,
                     "preset": core.preset if core else None,
                     "warning": core.warning if core else "",
                     "embedder": core.embedder.name if core and core.embedder else "none"}
@@ -251,7 +306,9 @@ class RecallService:
                                               f"not {opts.embedder!r}"}
             out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
             self.served += 1
-            return {"ok": True, "output": out, "record": rec.id, "warning": core.warning}
+            # "text": the line the hook prints, so the hook's process needs no JSON escaping
+            return {"ok": True, "output": out, "text": json_text(out), "record": rec.id,
+                    "warning": core.warning}
         if op == "recall":
             trace = core.recall(str(req.get("query") or ""), k=req.get("k"), preset=req.get("preset"),
                                 include_superseded=req.get("include_superseded"),

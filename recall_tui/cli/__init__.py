@@ -3,16 +3,19 @@
 `recall-tui [VAULT]` opens the terminal UI. Every other command lives in its own module under
 `recall_tui.cli`, which exposes `HELP` (one line), `add_arguments(parser)` and
 `run(args) -> int`. Modules are imported only when their command runs, so `--help` is fast
-and the engine commands never import textual.
+and the engine commands never import textual. A hook event answered by the warm service
+imports not even argparse (`recall_tui.cli.hook_fast`): it runs once per prompt.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 
 from recall_tui import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (see hook_fast: every import costs each prompt)
+    import argparse
 
 #: command name -> module under recall_tui.cli (in the order `--help` lists them)
 COMMANDS: dict[str, str] = {
@@ -68,6 +71,8 @@ HELP: dict[str, str] = {
 
 
 def build_parser(available: dict[str, object] | None = None) -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="recall-tui",
         description="See why your agent's memory recalls what it recalls. "
@@ -86,6 +91,8 @@ def build_parser(available: dict[str, object] | None = None) -> argparse.Argumen
 
 
 def _load(name: str):
+    import importlib
+
     try:
         return importlib.import_module(f"recall_tui.cli.{COMMANDS[name]}")
     except ModuleNotFoundError as exc:
@@ -99,6 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     # `recall-tui VAULT [options]` is `recall-tui tui VAULT [options]`.
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["tui", *argv]
+    if len(argv) > 1 and argv[0] == "hook" and argv[1] in ("session-start", "prompt-submit"):
+        from recall_tui.cli.hook_fast import try_service
+
+        try:
+            code = try_service(argv[1:])  # None: the full command below takes over
+        except BrokenPipeError:
+            return 0
+        if code is not None:
+            return code
     if argv and argv[0] in COMMANDS:
         name = argv[0]
         mod = _load(name)

@@ -10,7 +10,8 @@ Claude Code reads exit 2 as "block the prompt". `install` prints the settings bl
 it into `--write PATH` editing only recall-tui's own entries; `uninstall` removes them (one
 vault's, or `--all`). Logic: recall_tui/agent/ (install.py, settings_file.py for the file).
 
-This module imports only the standard library and recall_tui.agent's client on the fast path.
+A warm service's answer is printed by `recall_tui.cli.hook_fast` before this module (or
+argparse) is imported; this module runs when that path hands over (see its docstring).
 """
 
 from __future__ import annotations
@@ -18,23 +19,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from recall_tui.cli.hook_fast import (
+    BUDGET_MS,
+    EMBEDDERS,
+    EVENTS,
+    HOOK_EVENTS,
+    ask_service,
+    hook_options,
+    read_stdin,
+    started,
+    take_stdin,
+)
+from recall_tui.cli.hook_fast import payload as _payload
 from recall_tui.vault.literal import json_text, safe_print
 
 if TYPE_CHECKING:
     from recall_tui.agent.settings_file import SettingsFile
 
 HELP = "Claude Code hooks: session-start, prompt-submit, install, uninstall"
-BUDGET_MS = {"session-start": 500.0, "prompt-submit": 300.0}
-HOOK_EVENTS = ("session-start", "prompt-submit")
-DEFAULT_SOURCES = "startup,clear,compact"
-EMBEDDERS = ("auto", "local", "ollama", "none")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -155,39 +163,13 @@ def _k_or_none(text: str) -> int | None:
     return n
 
 
-def _stdin() -> str:
-    try:
-        return sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
-    except (OSError, ValueError):
-        return ""
-
-
 def _print(obj: dict) -> None:
     sys.stdout.write(json_text(obj) + "\n")  # exact text; no raw control character
     sys.stdout.flush()
 
 
-EVENTS = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
-PAYLOAD_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt")
-
-
 def _empty(event: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": ""}}
-
-
-def _payload(text: str) -> dict:
-    """Claude Code's payload, the keys the hook reads (strings; missing ones empty)."""
-    try:
-        obj = json.loads(text) if text.strip() else {}
-    except ValueError:
-        obj = {}
-    obj = obj if isinstance(obj, dict) else {}
-    # A lone surrogate (JSON allows "\ud800") cannot be encoded as UTF-8: it would fail the
-    # socket request and the log line. It becomes U+FFFD; pairs were joined by json.loads.
-    return {k: _LONE_SURROGATE.sub("\ufffd", str(obj.get(k) or "")) for k in PAYLOAD_KEYS}
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _hook_flags(args: argparse.Namespace) -> list[str]:
@@ -285,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         return _install(args)
     if args.event == "stop":
         return _stop(args)
-    t0 = time.perf_counter()
+    t0 = started(time.perf_counter())  # the fast path's start, when it handed over
     event = args.event
     try:
         code = _run(args, event, t0)
@@ -305,7 +287,7 @@ def _stop(args: argparse.Namespace) -> int:
         from recall_tui.agent.weak import label_stop
 
         root = args.vault or os.environ.get("RECALL_TUI_VAULT")
-        obj = json.loads(_stdin() or "{}")
+        obj = json.loads(read_stdin() or "{}")
         if root and Path(root).is_dir() and isinstance(obj, dict):
             label_stop(root, obj)
     except Exception as exc:  # a guess is never worth failing the agent's stop
@@ -317,7 +299,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
     from recall_tui.agent import client
     from recall_tui.cli._common import is_folder_or_say
 
-    text = _stdin()
+    text = take_stdin()  # read by the fast path when it handed over
     root_arg = args.vault or os.environ.get("RECALL_TUI_VAULT")
     if not root_arg:
         safe_print("recall-tui hook: no vault: pass --vault or set RECALL_TUI_VAULT", file=sys.stderr)
@@ -333,9 +315,8 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
             safe_print(f"recall-tui hook: the service for {root} did not come up", file=sys.stderr)
         return 0
     payload = _payload(text)
-    opts = {"event": event, "preset": args.preset, "embedder": args.embedder, "k": args.k,
-            "sources": [s.strip() for s in (args.sources or DEFAULT_SOURCES).split(",") if s.strip()],
-            "transparency": args.transparency, "repeat_window": args.repeat_window}
+    opts = hook_options(event, args.preset, args.embedder, args.k, args.sources,
+                        args.transparency, args.repeat_window)
     out = None
     warning = ""  # the active preset missing: the service says so; in-process, resolve_active
     if not args.no_serve and client.recently_unresponsive(root):
@@ -343,8 +324,7 @@ def _run(args: argparse.Namespace, event: str, t0: float) -> int:
                    f"{client.UNRESPONSIVE_SKIP_S:.0f} s; recalling in this process", file=sys.stderr)
     elif not args.no_serve:
         try:
-            ans = client.request(root, {"op": "hook", "options": opts, "payload": payload},
-                                 timeout=client.hook_timeout())
+            ans = ask_service(root, {"op": "hook", "options": opts, "payload": payload})
             if ans.get("ok"):
                 out = ans["output"]
                 warning = str(ans.get("warning") or "") if args.preset is None else ""

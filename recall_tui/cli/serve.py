@@ -15,6 +15,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--idle", type=float, default=None,
                    help="exit after this many seconds without a request (default: 1800)")
+    p.add_argument("--model-idle", type=float, default=None, metavar="S",
+                   help="drop the local model after this many seconds without a request; the "
+                        "next recall loads it again (default: $RECALL_TUI_MODEL_IDLE or 300; "
+                        "0: never)")
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
     p.add_argument("--stop", action="store_true", help="stop the vault's running service")
     p.add_argument("--status", action="store_true", help="say whether a service runs for the vault")
@@ -53,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from recall_tui.agent.service import RecallService
 
-    return RecallService(root, idle_s=args.idle or DEFAULT_IDLE_S, watch=not args.no_watch).run()
+    return RecallService(root, idle_s=args.idle or DEFAULT_IDLE_S, watch=not args.no_watch,
+                         model_idle_s=args.model_idle).run()
 
 
 
