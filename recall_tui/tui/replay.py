@@ -211,9 +211,6 @@ class ReplayApp(RecallApp):
     def open_vault(self) -> None:  # type: ignore[override]
         """Nothing to open: the traces are the data (the vault, if here, was read already)."""
 
-    def warm_up(self) -> None:  # type: ignore[override]
-        """No embedder in replay."""
-
     @property
     def recall_pending(self) -> bool:
         return False
