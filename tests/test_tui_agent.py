@@ -82,9 +82,9 @@ async def show_agent_pane(pilot, app) -> AgentPane:
     await settle(pilot, app)
     app.main().query_one("#results").focus()
     await pilot.press("0")
-    await wait_until(pilot, lambda: app.agent_pane() is not None and app.agent_pane().loaded,
+    await wait_until(pilot, lambda: app.agent.pane() is not None and app.agent.pane().loaded,
                      "the Agent pane to read the log")
-    return app.agent_pane()
+    return app.agent.pane()
 
 
 @pytest.fixture()
@@ -113,7 +113,7 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.main().active_pane() == "recall",
                          "enter to open the recall view")
-        assert app.trace is app.agent_open[1]
+        assert app.trace is app.agent.opened[1]
         assert [(h.id, h.score) for h in app.trace.hits] == \
             [(h.id, h.score) for h in logged.hits]
         assert app.trace.config_hash == logged.config_hash
@@ -207,7 +207,7 @@ async def test_a_recall_arrives_live_and_the_empty_state_says_how(vault_copy, en
         await wait_until(pilot, lambda: any("runs no recall" in n.message
                                             for n in app._notifications),
                          "a notice that a session start runs no recall")
-        assert app.agent_open is None and app.main().active_pane() == "agent"
+        assert app.agent.opened is None and app.main().active_pane() == "agent"
 
 
 async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_copy, engine):
@@ -219,7 +219,7 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         await pilot.press("t")
         await wait_until(pilot, lambda: app.tuning_pane() is not None
                          and app.tuning_pane().config is not None, "the tuning pane")
-        assert app.tuning_pane().edit_knob("k", "7")
+        assert app.tuning_pane().knobs.edit_knob("k", "7")
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
                          "the save dialog")
@@ -250,7 +250,7 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         saved.unlink()
         await wait_until(pilot, lambda: "active preset 'agent-tuned'" in status_text(app)
                          and "not found" in status_text(app), "the missing-preset warning")
-        assert app.agent_active.preset == "default"
+        assert app.agent.active.preset == "default"
 
 
 async def test_trace_warnings_show_in_the_status_line(vault_copy, engine):

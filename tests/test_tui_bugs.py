@@ -92,20 +92,20 @@ async def test_3_k_knob_bar_and_hits_agree(engine):
         await pilot.press("t")
         await until(pilot, lambda: bool(app.main().query(TuningPane)), "the tuning pane")
         pane = app.main().query_one(TuningPane)
-        await until(pilot, lambda: pane.runs is not None and not pane.busy, "the tuned runs")
+        await until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "the tuned runs")
         knobs = pane.query_one("#knob-table", VimTable)
         assert str(knobs.get_cell("k", "value")) == str(app.trace.k)
-        assert len(pane.runs.current.hits) == len(app.trace.hits)
+        assert len(pane.knobs.runs.current.hits) == len(app.trace.hits)
         # the k knob set to 3 gives 3 hits
         knobs.focus()
         knobs.move_cursor(row=knobs.get_row_index("k"), animate=False)
-        await until(pilot, lambda: pane.selected_knob() == "k", "the k knob highlighted")
+        await until(pilot, lambda: pane.knobs.selected_knob() == "k", "the k knob highlighted")
         await pilot.press("enter")
         field = pane.query_one("#knob-input", Input)
         assert field.has_focus
         field.value = "3"
         await pilot.press("enter")
-        await until(pilot, lambda: not pane.busy and pane.runs.current.k == 3, "k 3 applied")
+        await until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.current.k == 3, "k 3 applied")
         assert pane.query_one("#tuned-hits", VimTable).row_count == 3
 
 
@@ -129,15 +129,15 @@ async def test_4_bug_report_records_k_pins_and_filters(vault_copy):
         assert shown.k == 7 and {w.id for w in shown.why} == set(pins)
         bar.query_one("#results").focus()
         await pilot.press("B")
-        await until(pilot, lambda: app.last_report is not None, "the bug report", 120)
-        (recorded,) = load_report_traces(app.last_report[1])
+        await until(pilot, lambda: app.session.last_report is not None, "the bug report", 120)
+        (recorded,) = load_report_traces(app.session.last_report[1])
         assert recorded.k == 7
         assert [h.id for h in recorded.hits] == [h.id for h in shown.hits]
         assert [w.id for w in recorded.why] == list(pins)
         assert ("filter types", "fact") in recorded.stage("query.parse").info
-        md = app.last_report[0].read_text("utf-8")
+        md = app.session.last_report[0].read_text("utf-8")
         assert "Filters asked for: types = `fact`" in md and "Pinned (why not?)" in md
-    replay = make_replay_app([recorded], app.last_report[1])
+    replay = make_replay_app([recorded], app.session.last_report[1])
     async with replay.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: replay.main() is not None and ids(
             replay.main().query_one(ResultsTable)), "the replayed hits")

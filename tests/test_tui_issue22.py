@@ -57,7 +57,7 @@ async def test_a_saved_preset_can_be_chosen_with_o_and_the_palette(engine, vault
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         pane = await open_knobs(pilot, app)
-        assert pane.edit_knob("k", "7")
+        assert pane.knobs.edit_knob("k", "7")
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
                          "the save dialog")
@@ -247,7 +247,7 @@ async def test_a_stray_tune_key_asks_first(engine):
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
         pane = app.tuning_pane()
-        assert pane is not None and not pane.tune_busy and pane.tune_state != "running"
+        assert pane is not None and not pane.tune.busy and pane.tune.state != "running"
 
 
 async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy):
@@ -268,10 +268,10 @@ async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.focused is not None
                          and app.focused.id == "golden-table", "the golden list focused")
-        await wait_until(pilot, lambda: pane.golden_current is not None
-                         or pane.golden_error, "the file scored")
+        await wait_until(pilot, lambda: pane.golden.current is not None
+                         or pane.golden.error, "the file scored")
         # an integer category is accepted (it is a label)
-        assert not pane.golden_error, pane.golden_error
+        assert not pane.golden.error, pane.golden.error
 
 
 # --- the settings bar from the keyboard -----------------------------------------------------------
@@ -319,13 +319,13 @@ async def test_side_by_side_compares_at_one_depth(engine):
         await settle(pilot, app)
         pane = await open_knobs(pilot, app)
         assert engine.config.k == 5, "the premise: the default preset asks for 5"
-        assert pane.edit_knob("k", "10")
+        assert pane.knobs.edit_knob("k", "10")
         await pilot.press("D")
         pane.query_one("#side-preset", Select).value = "default"
-        await wait_until(pilot, lambda: pane.runs is not None and not pane.busy
-                         and pane.runs.side_name == "default"
-                         and pane.runs.current.k == 10, "the two sides")
-        runs = pane.runs
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy
+                         and pane.knobs.runs.side_name == "default"
+                         and pane.knobs.runs.current.k == 10, "the two sides")
+        runs = pane.knobs.runs
         assert runs.side.k == runs.current.k == runs.side_diff.k == 10
         await wait_until(pilot, lambda: "both at k 10" in str(
             pane.query_one("#side-figures").render()), "the depth on screen")

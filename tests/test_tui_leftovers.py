@@ -75,7 +75,7 @@ async def test_recall_when_preview_names_the_queries_that_got_worse(vault_copy):
         await query(pilot, app, QUERY)
         app.main().query_one("#results").focus()  # E is a key of the lists, not of the bar
         await pilot.press("t")  # the tuning pane holds the golden set the preview scores
-        await wait_until(pilot, lambda: len(app.tuning_pane().golden_queries) == 2,
+        await wait_until(pilot, lambda: len(app.tuning_pane().golden.queries) == 2,
                          "the golden set read by the tuning pane")
         app.set_current(other)
         app.follow_results = False
@@ -220,18 +220,18 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
         await pilot.press("D")
         await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
         pane: TuningPane = app.tuning_pane()
-        await wait_until(pilot, lambda: pane.runs is not None and not pane.busy, "tuned runs")
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "tuned runs")
         k = pane.config.k  # the side by side runs both sides at the knobs' k
 
         async def compare(a: str, b: str) -> None:
             pane.query_one("#side-preset", Select).value = a
             pane.query_one("#side-b-preset", Select).value = b
-            await wait_until(pilot, lambda: not pane.busy and pane.runs is not None and (
-                pane.runs.side_name, pane.runs.side_b_name) == (a, b), f"{a} vs {b}")
+            await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs is not None and (
+                pane.knobs.runs.side_name, pane.knobs.runs.side_b_name) == (a, b), f"{a} vs {b}")
 
         def check(trace_a, trace_b, title_a: str, title_b: str) -> None:
             d = diff_rankings(trace_a, trace_b)
-            assert pane.runs.side_diff.movements == d.movements
+            assert pane.knobs.runs.side_diff.movements == d.movements
             for side, trace, ids, title in (("#side-a", trace_a, d.a, title_a),
                                             ("#side-b", trace_b, d.b, title_b)):
                 table = pane.query_one(side, VimTable)
@@ -262,7 +262,7 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
                          in select._options, "the saved configuration among the choices")
         await compare(START, "mine")
         mine = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("mine", vault_copy))
-        check(pane.runs.baseline, mine, "A: start (default)", "B: preset mine")
+        check(pane.knobs.runs.baseline, mine, "A: start (default)", "B: preset mine")
 
 
 # --- 2. the golden tab loads another queries file ------------------------------------------------
@@ -287,9 +287,9 @@ async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
         await pilot.press("M")
         await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
         pane: TuningPane = app.tuning_pane()
-        await wait_until(pilot, lambda: pane.golden_current is not None and not pane.golden_busy,
+        await wait_until(pilot, lambda: pane.golden.current is not None and not pane.golden.busy,
                          "the vault's golden set scored")
-        assert len(pane.golden_queries) > 2, "precondition: the vault's own set is bigger"
+        assert len(pane.golden.queries) > 2, "precondition: the vault's own set is bigger"
         field = pane.query_one("#golden-file", Input)
         summary = pane.query_one("#golden-summary", Static)
         table = pane.query_one("#golden-table", VimTable)
@@ -300,17 +300,17 @@ async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
             await pilot.press("enter")
 
         await load(str(other))
-        await wait_until(pilot, lambda: not pane.golden_busy and pane.golden_current is not None
-                         and len(pane.golden_current.queries) == 2, "the other file scored")
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == 2, "the other file scored")
         want = run_golden(engine, read_golden(other), pane.config, k=GOLDEN_K, now=PINNED_NOW)
-        assert pane.golden_current.means == want.means
+        assert pane.golden.current.means == want.means
         assert [str(table.get_cell_at((r, 5))) for r in range(table.row_count)] == [
             QUERY, "E_BILLING_4012"]
         assert f"from {other}" in str(summary.render())
 
         # a bad file: the message names the file and the line and the reason; nothing scored
         await load(str(broken))
-        await wait_until(pilot, lambda: pane.golden_error is not None, "the bad file refused")
+        await wait_until(pilot, lambda: pane.golden.error is not None, "the bad file refused")
         shown = str(summary.render())
         assert f"{broken}:2:" in shown and '"query" must be a non-empty string' in shown
         assert table.row_count == 0
@@ -321,7 +321,7 @@ async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
 
         # empty: back to the vault's own golden.jsonl
         await load("")
-        await wait_until(pilot, lambda: not pane.golden_busy and pane.golden_error is None
-                         and pane.golden_current is not None
-                         and len(pane.golden_current.queries) == len(pane.golden_queries) > 2,
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.error is None
+                         and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == len(pane.golden.queries) > 2,
                          "the vault's golden set again")

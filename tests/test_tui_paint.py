@@ -160,7 +160,7 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
     query = "postgres upgrade"
     async with app.run_test(size=SIZE) as pilot:
         # the engine is handed over while the index is still embedding (the gate holds it)
-        await wait_until(pilot, lambda: app.engine is not None and app.vectors_pending,
+        await wait_until(pilot, lambda: app.engine is not None and app.opening.vectors_pending,
                          "the engine to answer before the vectors exist", timeout=120)
         # (the engine is handed over just before the first batch is embedded)
         await wait_until(pilot, gated.held.is_set, "the first batch to reach the embedder")
@@ -183,7 +183,7 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
         text_only = app.trace
         # the vectors arrive: the query runs again by itself, now with the vector channel
         gated.gate.set()
-        await wait_until(pilot, lambda: not app.vectors_pending and not app.recall_pending
+        await wait_until(pilot, lambda: not app.opening.vectors_pending and not app.recall_pending
                          and app.trace is not text_only and app.trace.query == query,
                          "the results to update when the vectors arrive", timeout=300)
         vector = app.trace.stage("vector")
@@ -192,7 +192,7 @@ async def test_progressive_first_open_answers_by_text_then_updates_with_vectors(
         # the opening's progress note is gone: what is left is the injection legend
         from recall_tui.tui.widgets.results import INJECTED
         assert results.border_subtitle is None or results.border_subtitle.startswith(INJECTED)
-        assert app.open_progress is None
+        assert app.opening.progress is None
 
 
 def _renumbered(trace: Any) -> Any:

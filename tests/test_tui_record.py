@@ -39,7 +39,7 @@ async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(eng
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("R")  # the binding, as a user presses it
-        assert app.recorder is not None and app.recorder.active
+        assert app.session.recorder is not None and app.session.recorder.active
         assert status_text(app).startswith("● REC 0 traces")
         assert "● REC 0 traces" in screen_text(app)
         shown = []
@@ -47,12 +47,12 @@ async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(eng
             await add_to_query(pilot, app, q)
             shown.append(app.trace)
         assert status_text(app).startswith("● REC 3 traces")
-        path = app.recorder.path
+        path = app.session.recorder.path
         assert path.parent == vault_copy / RECORDINGS_DIR and path.suffix == ".jsonl"
         assert str(path.relative_to(vault_copy)) in status_text(app)
         app.main().query_one("#results").focus()
         await pilot.press("R")
-        assert not app.recorder.active and "● REC" not in status_text(app)
+        assert not app.session.recorder.active and "● REC" not in status_text(app)
         await add_to_query(pilot, app, "y")  # after the stop: not recorded
     lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip()]
     assert len(lines) == 3
@@ -70,8 +70,8 @@ async def test_bug_report_action_writes_markdown_and_json_and_copies(engine, vau
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("B")
-        await wait_until(pilot, lambda: app.last_report is not None, "the bug report")
-        md, js = app.last_report
+        await wait_until(pilot, lambda: app.session.last_report is not None, "the bug report")
+        md, js = app.session.last_report
         assert md.parent == vault_copy / ".recall" / "reports"
         text = md.read_text("utf-8")
         assert text.startswith("# recall-tui report: `postgres upgrade`")
@@ -94,7 +94,7 @@ async def test_bug_report_without_a_query_says_so(engine, vault_copy):
         await wait_until(pilot, lambda: any("type a query first" in str(n.message)
                                             for n in app._notifications),
                          "the notice that a report needs a query")
-        assert app.last_report is None
+        assert app.session.last_report is None
         assert any("type a query first" in str(n.message) for n in app._notifications)
 
 
@@ -108,7 +108,7 @@ async def test_the_embedder_is_warmed_before_the_first_query(vault_copy):
     app = make_app(vault_copy, now=PINNED_NOW, engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        await wait_until(pilot, lambda: app.warm_ms is not None, "the warm-up")
+        await wait_until(pilot, lambda: app.session.warm_ms is not None, "the warm-up")
         assert embedder.loaded and app.trace is None  # loaded with no query typed
 
 

@@ -58,7 +58,7 @@ def recording(vault_copy):
                 shown.append(rendered(app))
             app.main().query_one("#results").focus()
             await pilot.press("R")
-        return app.recorder.path, shown
+        return app.session.recorder.path, shown
 
     return record
 

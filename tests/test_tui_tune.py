@@ -128,10 +128,10 @@ async def test_tune_shows_the_result_of_tune_and_applies_a_row(planted):
     async with app.run_test(size=SIZE) as pilot:
         pane = await open_pane(pilot, app, "T")  # the tune key starts a search: the defaults
         assert pane.query_one("#tuning-tabs").active == "tune-tune"
-        await wait_until(pilot, lambda: pane.tune_state == "done", "the search to end")
-        assert pane.tune_request.budget == TUNE_BUDGET
+        await wait_until(pilot, lambda: pane.tune.state == "done", "the search to end")
+        assert pane.tune.request.budget == TUNE_BUDGET
         ref = reference(engine, qfile, base, TUNE_BUDGET, TUNE_SEED)
-        assert pane.tune_result.to_json() == ref.to_json()  # the tab holds tune's own result
+        assert pane.tune.result.to_json() == ref.to_json()  # the tab holds tune's own result
         # the paired test, as the command prints it; the planted fix found on held-out queries
         cmp_rows = {r[0]: r for r in rows(pane.query_one("#tune-compare", VimTable))}
         for name in ("recall", "mrr", "ndcg"):
@@ -164,10 +164,10 @@ async def test_tune_shows_the_result_of_tune_and_applies_a_row(planted):
         set_fields(pane, budget="40", seed="7")
         pane.query_one("#tune-seed", Input).focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: pane.tune_state == "done"
-                         and pane.tune_request.seed == 7, "the second search")
+        await wait_until(pilot, lambda: pane.tune.state == "done"
+                         and pane.tune.request.seed == 7, "the second search")
         ref = reference(engine, qfile, base, 40, 7)
-        assert pane.tune_result.to_json() == ref.to_json()
+        assert pane.tune.result.to_json() == ref.to_json()
 
         # enter on a row puts that configuration on the knobs on screen
         table = pane.query_one("#tune-board", VimTable)
@@ -202,10 +202,10 @@ async def test_progress_cancel_and_a_responsive_ui(planted):
         app.main().query_one("#results").focus()
         await pilot.press("T")
         await confirm(pilot, app)
-        await wait_until(pilot, lambda: pane.tune_busy, "the search to start")
+        await wait_until(pilot, lambda: pane.tune.busy, "the search to start")
         # the status line shows the recalls done out of the total, as the command's bar
-        await wait_until(pilot, lambda: pane._tune_progress[0] > 0, "some progress")
-        await wait_until(pilot, lambda: f"/ {pane._tune_progress[1]:,} recalls" in str(
+        await wait_until(pilot, lambda: pane.tune.progress[0] > 0, "some progress")
+        await wait_until(pilot, lambda: f"/ {pane.tune.progress[1]:,} recalls" in str(
             pane.query_one("#tune-status", Static).render()), "the progress line")
         assert "esc cancels" in str(pane.query_one("#tune-status", Static).render())
         # the UI is not blocked: a recall typed now is answered while the search runs
@@ -215,7 +215,7 @@ async def test_progress_cancel_and_a_responsive_ui(planted):
         field.insert_text_at_cursor(first)
         await settle(pilot, app)
         assert app.trace is not None and app.trace.query == first
-        assert pane.tune_busy
+        assert pane.tune.busy
         # the tune key again does not start a second search; escape in the pane cancels
         app.main().query_one("#results").focus()
         await pilot.press("T")
@@ -224,11 +224,11 @@ async def test_progress_cancel_and_a_responsive_ui(planted):
         assert app.main().active_pane() == "tuning"
         pane.query_one("#tune-board", VimTable).focus()
         await pilot.press("escape")
-        await wait_until(pilot, lambda: pane.tune_state == "cancelled" and not pane.tune_busy,
+        await wait_until(pilot, lambda: pane.tune.state == "cancelled" and not pane.tune.busy,
                          "the cancel")
         await wait_until(pilot, lambda: all(w.is_finished for w in app.workers
                                             if w.group == "tune"), "the worker to end")
-        assert pane.tune_result is None
+        assert pane.tune.result is None
         assert pane.config == base  # nothing changed
         assert "tune cancelled after" in str(pane.query_one("#tune-status", Static).render())
 
@@ -244,15 +244,15 @@ async def test_a_remapped_key_and_bad_settings(planted):
         app.main().query_one("#results").focus()
         await pilot.press("ctrl+t")
         await confirm(pilot, app)
-        await wait_until(pilot, lambda: pane.tune_state == "failed", "the refusal")
+        await wait_until(pilot, lambda: pane.tune.state == "failed", "the refusal")
         assert "folds must be at least 2" in str(pane.query_one("#tune-status", Static).render())
         await wait_for_text(pilot, app, "start (ctrl+t)")
         set_fields(pane, folds="3")
         pane.query_one("#tune-start", Button).press()
-        await wait_until(pilot, lambda: pane.tune_busy, "the search to start")
+        await wait_until(pilot, lambda: pane.tune.busy, "the search to start")
         await wait_for_text(pilot, app, "cancel (esc)")
         pane.query_one("#tune-start", Button).press()  # the same button cancels
-        await wait_until(pilot, lambda: pane.tune_state == "cancelled", "the cancel")
+        await wait_until(pilot, lambda: pane.tune.state == "cancelled", "the cancel")
         await wait_for_text(pilot, app, "start (ctrl+t)")
 
 
@@ -264,18 +264,18 @@ async def test_the_knobs_field_restricts_the_search(planted):
         # a pattern that matches no knob is refused with its name and the knobs there are
         set_fields(pane, budget="30", globs="keyword.*, fuse.wieghts.*")
         pane.query_one("#tune-start", Button).press()
-        await wait_until(pilot, lambda: pane.tune_state == "failed", "the refusal")
+        await wait_until(pilot, lambda: pane.tune.state == "failed", "the refusal")
         status = " ".join(str(pane.query_one("#tune-status", Static).render()).split())
         assert "'fuse.wieghts.*' matches no knob" in status and "fuse.weights.keyword" in status
-        assert pane.tune_result is None
+        assert pane.tune.result is None
         # glob patterns, comma-separated, as `recall-tui tune --knobs`; enter in the field starts
         set_fields(pane, globs="keyword.title, hops.*")
         pane.query_one("#tune-globs", Input).focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: pane.tune_state == "done", "the search to end")
-        assert pane.tune_request.knobs == ("keyword.title", "hops.*")
+        await wait_until(pilot, lambda: pane.tune.state == "done", "the search to end")
+        assert pane.tune.request.knobs == ("keyword.title", "hops.*")
         ref = reference(engine, qfile, base, 30, TUNE_SEED, ("keyword.title", "hops.*"))
-        assert pane.tune_result.to_json() == ref.to_json()
+        assert pane.tune.result.to_json() == ref.to_json()
         assert ref.searched == ("keyword.title", "hops.enabled", "hops.factor")
         assert all(p in ref.searched for c in ref.leaderboard for p, _v in c.changes)
         status = str(pane.query_one("#tune-status", Static).render())
@@ -301,7 +301,7 @@ async def test_judge_writes_to_the_queries_file_on_screen(planted, tmp_path):
         field.focus()
         field.value = str(other)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: pane.golden_path == other and not pane.golden_busy,
+        await wait_until(pilot, lambda: pane.golden.path == other and not pane.golden.busy,
                          "the other file loaded")
         query = app.main().query_one("#query", Input)
         query.focus()

@@ -61,7 +61,7 @@ async def open_tuning(pilot, app: RecallApp, query: str, key: str = "t") -> Tuni
     await pilot.press(key)
     await until(pilot, lambda: bool(app.main().query(TuningPane)), what="tuning pane")
     pane = app.main().query_one(TuningPane)
-    await until(pilot, lambda: pane.runs is not None and not pane.busy, what="tuned runs")
+    await until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, what="tuned runs")
     return pane
 
 
@@ -108,8 +108,8 @@ async def test_knob_change_reranks_and_delta_column_follows_compare(engine):
         await until(pilot, lambda: table.cursor_row == table.get_row_index("keyword.enabled"),
                     what="the keyword.enabled row")
         await pilot.press("enter")
-        await until(pilot, lambda: not pane.busy and pane.config != base, what="re-run")
-        await until(pilot, lambda: not pane.busy)
+        await until(pilot, lambda: not pane.knobs.busy and pane.config != base, what="re-run")
+        await until(pilot, lambda: not pane.knobs.busy)
         tuned = base.with_value("keyword.enabled", False)
         assert pane.config == tuned
         k = app.request.k
@@ -122,8 +122,8 @@ async def test_knob_change_reranks_and_delta_column_follows_compare(engine):
             [h.id for h in after.hits]
         # reset: back to the starting configuration, every delta "="
         await pilot.press("X")
-        await until(pilot, lambda: not pane.busy and pane.config == base)
-        await until(pilot, lambda: not pane.busy)
+        await until(pilot, lambda: not pane.knobs.busy and pane.config == base)
+        await until(pilot, lambda: not pane.knobs.busy)
         assert set(cells(pane.query_one("#tuned-hits", VimTable), "delta").values()) == {"="}
 
 
@@ -132,11 +132,11 @@ async def test_side_by_side_shows_movements_and_figures(engine):
     async with app.run_test(size=SIZE) as pilot:
         pane = await open_tuning(pilot, app, QUERY, key="D")
         pane.query_one("#side-preset", Select).value = "memoria"
-        await until(pilot, lambda: not pane.busy and pane.runs.side_name == "memoria")
+        await until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.side_name == "memoria")
         a = recall_with(engine, QUERY, load_preset("memoria"), pane.config.k)
         b = recall_with(engine, QUERY, engine.config, pane.config.k)
         d = diff_rankings(a, b)
-        assert pane.runs.side_diff.movements == d.movements
+        assert pane.knobs.runs.side_diff.movements == d.movements
         figures = str(pane.query_one("#side-figures", Static).render())
         assert f"overlap@{d.k} {d.overlap:.2f}" in figures and f"RBO {d.rbo:.3f}" in figures
         assert f"new {d.count('new')}" in figures and f"dropped {d.count('dropped')}" in figures
@@ -149,22 +149,22 @@ async def test_golden_pane_equals_run_golden(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         pane = await open_tuning(pilot, app, QUERY, key="M")
-        await until(pilot, lambda: not pane.golden_busy and pane.golden_current is not None,
+        await until(pilot, lambda: not pane.golden.busy and pane.golden.current is not None,
                     what="golden run")
         queries = read_golden(Path(engine.vault.root) / "golden.jsonl")
         ref = run_golden(engine, queries, engine.config, k=GOLDEN_K, now=PINNED_NOW)
-        assert dict(pane.golden_current.means) == dict(ref.means)
+        assert dict(pane.golden.current.means) == dict(ref.means)
         text = str(pane.query_one("#golden-summary", Static).render())
         assert f"recall@{GOLDEN_K} {ref.means['recall']:.3f}" in text
         assert f"nDCG@{GOLDEN_K} {ref.means['ndcg']:.3f}" in text
         # a knob change re-scores the set (debounced) against the unchanged baseline
-        pane.edit_knob("vector.enabled", "off")
-        await until(pilot, lambda: not pane.golden_busy
-                    and pane.golden_current.config_hash != engine.config.hash(), what="re-score")
+        pane.knobs.edit_knob("vector.enabled", "off")
+        await until(pilot, lambda: not pane.golden.busy
+                    and pane.golden.current.config_hash != engine.config.hash(), what="re-score")
         tuned = run_golden(engine, queries, engine.config.with_value("vector.enabled", False),
                            k=GOLDEN_K, now=PINNED_NOW)
-        assert dict(pane.golden_current.means) == dict(tuned.means)
-        assert dict(pane.golden_baseline.means) == dict(ref.means)
+        assert dict(pane.golden.current.means) == dict(tuned.means)
+        assert dict(pane.golden.baseline.means) == dict(ref.means)
         table = pane.query_one("#golden-table", VimTable)
         assert table.row_count == len(queries)
 
@@ -178,7 +178,7 @@ async def test_judging_a_hit_writes_only_that_line(vault_copy):
     app = new_app(eng)
     async with app.run_test(size=SIZE) as pilot:
         pane = await open_tuning(pilot, app, query)
-        await until(pilot, lambda: not pane.golden_busy)
+        await until(pilot, lambda: not pane.golden.busy)
         judged = cells(pane.query_one("#tuned-hits", VimTable), "judged")
         target = next(mid for mid, j in judged.items() if j == "unjudged")
         hits = pane.query_one("#tuned-hits", VimTable)

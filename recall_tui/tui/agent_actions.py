@@ -9,8 +9,10 @@ recorded trace stays on screen until something asks for a live recall (an edit o
 a setting, a pin, a change in the vault); the status line is led by `AGENT RECALL <time>`
 while it is the one shown.
 
-`RecallApp` mixes `AgentActions` in (before `TuningActions`, whose `_selected_hit` and
-`action_judge` it extends); the Agent pane's own keys are declared on `AgentPane`.
+`AgentFeed` is a controller the app owns (`app.agent`): its state is the recall opened and the
+active configuration as last read. The app's `_selected_hit` and `action_judge` ask it first
+(the Agent pane judges what it highlights); the Agent pane's own keys are declared on
+`AgentPane`.
 """
 
 from __future__ import annotations
@@ -18,63 +20,70 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Input
 
-from recall_tui.agent.active import active_path, resolve_active
+from recall_tui.agent.active import Active, active_path, resolve_active
 from recall_tui.agent.log import AgentRecall
+from recall_tui.engine.config import Config
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.panes.agent import AgentPane, time_text
 from recall_tui.tui.safe import one_line
 from recall_tui.tui.widgets.query_bar import QueryBar
 
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
+
 #: How often the app looks at `.recall/active.json` (a `stat`; read only when it changed).
 ACTIVE_POLL_S = 1.0
 
 
-class AgentActions:
-    """Agent-recall actions and status pieces, mixed into `RecallApp`."""
+class AgentFeed:
+    """The agent's recalls in the app: a controller `RecallApp` owns (`app.agent`)."""
 
-    agent_open: tuple[AgentRecall, Trace] | None = None
-    """The agent recall last opened and its rebuilt trace (shown while `app.trace` is it)."""
-    agent_active: Any = None
-    """`resolve_active(vault)` as last read (`default` when the active preset is missing)."""
-    agent_warning: str = ""
-    """`resolve_active`'s warning: the active preset named in active.json does not exist."""
-    _active_stamp: tuple[int, int] | None = None
+    def __init__(self, app: RecallApp) -> None:
+        self.app = app
+        self.opened: tuple[AgentRecall, Trace] | None = None
+        """The agent recall last opened and its rebuilt trace (shown while `app.trace` is it)."""
+        self.active: Active | None = None
+        """`resolve_active(vault)` as last read (`default` when the active preset is missing)."""
+        self.warning = ""
+        """`resolve_active`'s warning: the active preset named in active.json does not exist."""
+        self._active_stamp: tuple[int, int] | None = None
 
-    def on_mount(self) -> None:
-        """Textual calls every class's handler along the MRO: start watching active.json."""
+    def start(self) -> None:
+        """Read the active configuration now and watch its file (the app's `on_mount`)."""
         self.check_active()
-        self.set_interval(ACTIVE_POLL_S, self.check_active)  # type: ignore[attr-defined]
+        self.app.set_interval(ACTIVE_POLL_S, self.check_active)
 
     # --- the active configuration ------------------------------------------------------------------
 
     def check_active(self) -> bool:
         """Re-read the vault's active configuration when its file changed (a `stat` otherwise);
         True when it changed (the status line is redrawn)."""
+        vault_path = self.app.vault_path
         try:
-            st = os.stat(active_path(self.vault_path))  # type: ignore[attr-defined]
+            st = os.stat(active_path(vault_path))
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = None
         # resolved at every poll (a few `stat`s): deleting the active preset's file changes
         # the configuration without touching active.json
-        active, warning = resolve_active(self.vault_path)  # type: ignore[attr-defined]
-        if (self.agent_active is not None and stamp == self._active_stamp
-                and warning == self.agent_warning):
+        active, warning = resolve_active(vault_path)
+        if (self.active is not None and stamp == self._active_stamp
+                and warning == self.warning):
             return False
         self._active_stamp = stamp
-        self.agent_active, self.agent_warning = active, warning
-        self._set_status()  # type: ignore[attr-defined]
+        self.active, self.warning = active, warning
+        self.app._set_status()
         return True
 
-    def agent_status_head(self, status: Text) -> None:
+    def status_head(self, status: Text) -> None:
         """Lead the status line with the agent recall shown, when the trace is one."""
-        opened = self.agent_open
-        if opened is None or self.trace is not opened[1]:  # type: ignore[attr-defined]
+        opened = self.opened
+        if opened is None or self.app.trace is not opened[1]:
             return
         rec = opened[0]
         status.append(f" AGENT RECALL {time_text(rec)} ", style="bold reverse")
@@ -82,33 +91,34 @@ class AgentActions:
                       f"{one_line(rec.preset, 30)}/{one_line(rec.embedder, 20)} · read only  ",
                       style="dim")
 
-    def agent_status_tail(self, status: Text) -> None:
+    def status_tail(self, status: Text) -> None:
         """The preset the agent uses when it is not the one on screen; the trace's warnings."""
-        active = self.agent_active
-        on_screen = self.request.preset  # type: ignore[attr-defined]
+        active = self.active
+        on_screen = self.app.request.preset
         if active is not None and active.preset != on_screen:
             status.append(f"  agent uses preset {one_line(active.preset, 30)}", style="yellow")
-        if self.agent_warning:  # without "(set in PATH)": the vault on screen is that vault
-            short = re.sub(r" \(set in [^)]*\)", "", self.agent_warning)
+        if self.warning:  # without "(set in PATH)": the vault on screen is that vault
+            short = re.sub(r" \(set in [^)]*\)", "", self.warning)
             status.append(f"  ⚠ {one_line(short, 120)}", style="bold yellow")
-        trace = self.trace  # type: ignore[attr-defined]
+        trace = self.app.trace
         for warning in trace.warnings() if trace is not None else ():
             status.append(f"  ⚠ {one_line(warning, 80)}", style="bold yellow")
 
     # --- opening a recorded recall -----------------------------------------------------------------
 
-    def agent_pane(self) -> AgentPane | None:
-        main = self.main()  # type: ignore[attr-defined]
+    def pane(self) -> AgentPane | None:
+        """The Agent pane once it is built (None before)."""
+        main = self.app.main()
         pane = main.pane_widget("agent") if main is not None else None
         return pane if isinstance(pane, AgentPane) else None
 
-    def open_agent_recall(self, rec: AgentRecall, *, show: bool = True) -> Trace | None:
+    def open_recall(self, rec: AgentRecall, *, show: bool = True) -> Trace | None:
         """Show `rec`'s recorded trace in every pane (nothing re-runs) with its prompt in the
         query bar; with `show`, switch to the recall view. Returns the trace (None for a record
         without one: a SessionStart lists `_always-load/` and runs no recall)."""
-        app: Any = self
-        if self.agent_open is not None and self.agent_open[0].id == rec.id:
-            trace = self.agent_open[1]
+        app = self.app
+        if self.opened is not None and self.opened[0].id == rec.id:
+            trace = self.opened[1]
         else:
             try:
                 trace = rec.trace
@@ -121,17 +131,8 @@ class AgentActions:
             app.notify(f"{rec.event} runs no recall ({one_line(what, 120)}): nothing to open",
                        markup=False)
             return None
-        self.agent_open = (rec, trace)
-        # Drop any recall on its way: its answer would replace the recorded trace.
-        debounce = getattr(app, "_debounce", None)
-        if debounce is not None:
-            debounce.stop()
-            app._debounce = None
-        app.seq += 1
-        app.applied_seq = app.seq
-        app.previous = None
-        app.trace = trace
-        app.follow_results = True
+        self.opened = (rec, trace)
+        app.show_recorded(trace)  # any recall on its way is dropped: it would replace this
         app.request = replace(app.request, query=trace.query)
         main = app.main()
         if main is not None:
@@ -148,12 +149,12 @@ class AgentActions:
             app.notify(warning, title="the agent's query", severity="warning", markup=False)
         return trace
 
-    def config_on_screen(self) -> tuple[Any, str]:
+    def config_on_screen(self) -> tuple[Config, str]:
         """The configuration the screen shows: the tuning pane's knobs when they were tuned from
         the preset in the query bar, else that preset's. With a label for the side-by-side."""
         from recall_tui.tuning.presets_io import changed_knobs
 
-        app: Any = self
+        app = self.app
         preset = app.request.preset
         pane = app.tuning_pane() if app.main() is not None else None
         base = app._engine_for(preset).config
@@ -166,41 +167,37 @@ class AgentActions:
 
     # --- judging from the Agent pane ---------------------------------------------------------------
 
-    def _agent_pane_shown(self) -> AgentPane | None:
-        main = self.main()  # type: ignore[attr-defined]
+    def pane_shown(self) -> AgentPane | None:
+        """The Agent pane when it is the one on screen."""
+        main = self.app.main()
         if main is None or main.active_pane() != "agent":
             return None
-        return self.agent_pane()
+        return self.pane()
 
-    def _selected_hit(self) -> str | None:
-        pane = self._agent_pane_shown()
-        if pane is not None:
-            return pane.selected_hit()
-        return super()._selected_hit()  # type: ignore[misc]
-
-    def action_judge(self) -> None:
-        """From the Agent pane: grade the id under the cursor of its side-by-side view for the
-        agent's prompt (the query bar holds it since the re-run)."""
-        pane = self._agent_pane_shown()
-        if pane is not None:
-            if pane.compare is None or pane.selected_hit() is None:
-                self.notify("judge from the Agent pane: re-run a recall first "  # type: ignore[attr-defined]
+    def ready_to_judge(self) -> bool:
+        """Before the app's judge key: from the Agent pane, grade the id under the cursor of
+        its side-by-side view for the agent's prompt (its recall is put back in the query bar
+        when another is there). False when there is nothing to judge there (said)."""
+        pane = self.pane_shown()
+        if pane is None:
+            return True
+        if pane.compare is None or pane.selected_hit() is None:
+            self.app.notify("judge from the Agent pane: re-run a recall first "
                             "(c), then highlight a memory on either side")
-                return
-            app: Any = self
-            if app.request.query != pane.compare.agent.query:
-                self.open_agent_recall(pane.compare.record, show=False)
-        super().action_judge()  # type: ignore[misc]
+            return False
+        if self.app.request.query != pane.compare.agent.query:
+            self.open_recall(pane.compare.record, show=False)
+        return True
 
-    def action_judge_agent_recall(self) -> None:
+    def judge_recall(self) -> None:
         """The Agent pane's judge key: grade what the highlighted recall injected, add what
         should have come, or mark that nothing was needed (`JudgeRecallScreen`, writing into
         the vault's `.recall/golden.jsonl`)."""
         from recall_tui.tui.panes.agent import event_text, recall_query
         from recall_tui.tui.screens.judge_recall import JudgeRecallScreen
 
-        app: Any = self
-        pane = self.agent_pane()
+        app = self.app
+        pane = self.pane()
         rec = pane.selected_recall() if pane is not None else None
         if pane is None or rec is None:
             app.notify("no agent recall to judge yet")

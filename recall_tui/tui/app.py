@@ -23,12 +23,12 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, ContentSwitcher, Static
 
 from recall_tui.engine.trace import Trace
-from recall_tui.tui.agent_actions import AgentActions
-from recall_tui.tui.commands import RecallCommands
+from recall_tui.tui import memory_actions
+from recall_tui.tui.agent_actions import AgentFeed
+from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, unknown_ids
-from recall_tui.tui.memory_actions import MemoryActions
-from recall_tui.tui.messages import EngineFailed
-from recall_tui.tui.opening import VaultOpening, progress_bar
+from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
+from recall_tui.tui.opening import VaultOpener, progress_bar
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
 from recall_tui.tui.recalling import RecallRunner
@@ -47,9 +47,13 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningActions,
-                SessionTools, App[None]):
-    """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory)."""
+class RecallApp(RecallRunner, TuningActions, App[None]):
+    """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory).
+
+    It owns the state the panes draw (`ui_state`) and its controllers, each with its own
+    state: `opening` (the vault's progressive open), `agent` (the agent's recalls and active
+    configuration), `session` (recording, bug reports, the warm-up). The memory actions are
+    functions of `memory_actions` its thin methods call."""
 
     CSS_PATH = "app.tcss"
     TITLE = "recall-tui"
@@ -139,14 +143,13 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         self._engines: dict[str, Any] = {}
         self.status_text = "opening vault…"
         self._status_drawn: tuple[Any, ...] | None = None
-        self.vectors_pending = False
-        """The engine answers but the index is still making its vectors (progressive open)."""
-        self.open_progress: tuple[int, int] | None = None
-        """(done, total) of the embedding while the vectors are made, else None."""
         self.k_source = "config file" if self.settings.k is not None else "preset"
         """Where the request's k came from: `preset` (k unset: the preset's own k), `config
         file`, `typed` (the settings bar) or `recorded` (replay)."""
         self._k_drawn: tuple[Any, ...] | None = None
+        self.opening = VaultOpener(self)
+        self.agent = AgentFeed(self)
+        self.session = SessionTools(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -165,6 +168,17 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
             self.notify(f"theme {self.settings.theme!r} is not a built-in theme",
                         severity="warning", markup=False)
         self.open_vault()
+        self.agent.start()
+
+    def open_vault(self) -> None:
+        """Start opening the vault (`VaultOpener.start`; a replay has nothing to open)."""
+        self.opening.start()
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        self.opening.engine_ready(message)
+
+    def on_vectors_ready(self, message: VectorsReady) -> None:
+        self.opening.vectors_ready(message)
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.request, self.presets, self.stable_timings)
@@ -186,13 +200,26 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         self.applied_seq = self.seq
         self.refresh_views()
 
+    def show_recorded(self, trace: Trace) -> None:
+        """Show a recorded `trace` (an agent's recall) as the answer to the current request:
+        a recall on its way is dropped (its answer would replace it), Δ compares with nothing."""
+        self.seq += 1
+        self.applied_seq = self.seq
+        self.previous = None
+        self.trace = trace
+        self.follow_results = True
+
+    def record(self, trace: Trace) -> None:
+        """Append an applied recall to the recording, if one is on (`SessionTools.record`)."""
+        self.session.record(trace)
+
     @property
     def recall_pending(self) -> bool:
         """True while a recall is waiting or running (tests and screenshots wait for this to
         turn False before they look at the screen). During a progressive first open the
         re-run that follows the vectors counts as waiting: the screen is final only then.
         `answer_pending` is the narrower "the current request has no answer yet"."""
-        return self.answer_pending or self.vectors_pending
+        return self.answer_pending or self.opening.vectors_pending
 
     @property
     def answer_pending(self) -> bool:
@@ -229,8 +256,8 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         if trace is None:
             results.say(self.status_text if self.engine is None else
                         "type a query: every keystroke re-runs the pipeline")
-        if self.engine is None or self.open_progress is not None:
-            self._hits_box_note()  # the vault is opening: say how far it got
+        if self.engine is None or self.opening.progress is not None:
+            self.opening.hits_box_note()  # the vault is opening: say how far it got
         if self.follow_results and results.current_id() is not None:
             self.current_id = results.current_id()
         main.query_one(PinnedTable).show(self.pinned, trace, self.vault)
@@ -272,13 +299,14 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         if main is None:
             return
         t = Text()
-        self.agent_status_head(t)
+        self.agent.status_head(t)
         t.append_text(lit(self.vault_path.resolve().name, "bold", single_line=True))
         if self.vault is not None:
             t.append(f"  {len(self.vault.memories)} memories  {len(self.vault.problems)} problems")
         t.append(f"  {self.status_text}", style="dim")
-        if self.open_progress is not None and self.open_progress[1]:
-            done, total = self.open_progress
+        progress = self.opening.progress
+        if progress is not None and progress[1]:
+            done, total = progress
             t.append("  ▕", style="dim")
             t.append(progress_bar(done, total), style="cyan")
             t.append(f"▏ {done:,} / {total:,}", style="dim")
@@ -293,12 +321,12 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
             emb = tr.vault.get("embedder")
             if emb:
                 t.append(f"  embedder {one_line(emb, 30)}", style="dim")
-        self.agent_status_tail(t)
+        self.agent.status_tail(t)
         if self.pinned:
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
         if self.stale_dropped and not self.stable_timings:
             t.append(f"  stale dropped {self.stale_dropped}", style="dim")
-        shown = self.record_status(t)
+        shown = self.session.record_status(t)
         drawn = (id(main), shown.plain, tuple(shown.spans))
         if drawn != self._status_drawn:  # the line is one row high: no layout pass needed
             self._status_drawn = drawn
@@ -386,6 +414,57 @@ class RecallApp(AgentActions, VaultOpening, RecallRunner, MemoryActions, TuningA
         for engine in self._engines.values():
             engine.clear_cache()
         self.launch_recall()
+
+    def action_toggle_record(self) -> None:
+        self.session.toggle_record()
+
+    def action_bug_report(self) -> None:
+        self.session.bug_report()
+
+    # --- memories: pins, copies, opening (`memory_actions`) -----------------------------------
+
+    def pin(self, memory_id: str) -> None:
+        memory_actions.pin(self, memory_id)
+
+    def unpin(self, memory_id: str) -> None:
+        memory_actions.unpin(self, memory_id)
+
+    def action_pin(self) -> None:
+        memory_actions.pin_current(self)
+
+    def action_pin_by_id(self) -> None:
+        memory_actions.pin_by_id(self)
+
+    def action_unpin_all(self) -> None:
+        memory_actions.unpin_all(self)
+
+    def action_copy(self, what: str) -> None:
+        memory_actions.copy(self, what)
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        return memory_actions.palette_commands(self)
+
+    def run_query(self, text: str) -> None:
+        memory_actions.run_query(self, text)
+
+    def open_memory(self, memory_id: str, *, follow_results: bool = False) -> None:
+        memory_actions.open_memory(self, memory_id, follow_results=follow_results)
+
+    # --- the agent's recalls (`AgentFeed`) ----------------------------------------------------
+
+    def _selected_hit(self) -> str | None:
+        """On the Agent pane, the id under the cursor of its side-by-side view."""
+        pane = self.agent.pane_shown()
+        if pane is not None:
+            return pane.selected_hit()
+        return super()._selected_hit()
+
+    def action_judge(self) -> None:
+        if self.agent.ready_to_judge():
+            super().action_judge()
+
+    def action_judge_agent_recall(self) -> None:
+        self.agent.judge_recall()
 
 
 def _ranking(trace: Trace) -> tuple[str, ...]:

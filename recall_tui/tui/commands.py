@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from recall_tui.tui.safe import one_line
+
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class RecallCommands(Provider):
     """Every app action (from its bindings), presets, and pin/open for each memory."""
 
     def _commands(self) -> list[PaletteCommand]:
-        app: Any = self.app  # the RecallApp: it provides `palette_commands()`
+        app = cast("RecallApp", self.app)  # it provides `palette_commands()`
         return app.palette_commands()
 
     async def discover(self) -> Hits:

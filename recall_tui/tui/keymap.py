@@ -40,7 +40,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("query bar", "recall_tui.tui.widgets.query_bar:QueryBar"),
     ("replay", "recall_tui.tui.replay:ReplayApp"),
     ("agent pane", "recall_tui.tui.panes.agent:AgentPane"),
-    ("tuning pane", "recall_tui.tui.panes.tuning.tune:TuneTab"),
+    ("tuning pane", "recall_tui.tui.panes.tuning.pane:TuningPane"),
     ("lists", "recall_tui.tui.widgets.vim:VimTable"),
     ("trees", "recall_tui.tui.widgets.vim:VimTree"),
     ("vault tree", "recall_tui.tui.panes.vault:VaultTree"),

@@ -14,6 +14,7 @@ judging and editing memories are refused with a notice.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -211,9 +212,6 @@ class ReplayApp(RecallApp):
     def open_vault(self) -> None:  # type: ignore[override]
         """Nothing to open: the traces are the data (the vault, if here, was read already)."""
 
-    def warm_up(self) -> None:  # type: ignore[override]
-        """No embedder in replay."""
-
     @property
     def recall_pending(self) -> bool:
         return False
@@ -352,11 +350,11 @@ class ReplayApp(RecallApp):
                               if isinstance(x, Binding) and x.id == b.id)
                 out.append(PaletteCommand(f"{b.description} ({display_keys(b.keys)})",
                                           f"binding {b.id}",
-                                          lambda a=action: self.run_action(a)))
+                                          partial(self.run_action, action)))
         for i, t in enumerate(self.traces):
             out.append(PaletteCommand(f"Trace {i + 1}: {one_line(t.query, 60)}",
                                       f"{len(t.hits)} hits · {t.total_ms:.1f} ms",
-                                      lambda n=i: self.show_trace(n), discover=False))
+                                      partial(self.show_trace, i), discover=False))
         return out
 
 

@@ -1,8 +1,9 @@
 """Session tools of the live app: recording recalls, the bug-report action, the warm start.
 
-Kept out of `app.py` as a mixin so the app's recall loop stays readable: the app calls
-`record(trace)` for every recall it applies, `record_status(text)` when it draws the status
-line, and `warm_up()` once the engine is open. The headless parts (`Recorder`,
+`SessionTools` is a controller the app owns (`app.session`), with the recording, the last
+report and the warm-up time as its state: the app calls `record(trace)` for every recall it
+applies, `record_status(text)` when it draws the status line, and `warm_up()` once the engine
+is open; the app's `R` and `B` actions call `toggle_record()` and `bug_report()`. The headless parts (`Recorder`,
 `build_report`, `write_report`) do the work; this module only wires them to keys and threads.
 """
 
@@ -10,15 +11,18 @@ from __future__ import annotations
 
 import gc
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import work
 
 from recall_tui.diagnostics.recording import Recorder
 from recall_tui.engine.trace import Trace
 from recall_tui.tui.safe import one_line
+
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
 
 #: From this many memories the warm-up moves the objects made so far out of the garbage
 #: collector's reach (see `SessionTools.warm_up`).
@@ -29,20 +33,22 @@ REPORT_REPEAT = 10
 
 
 class SessionTools:
-    """Record toggle, bug report and warm start for `RecallApp` (mixed in before `App`)."""
+    """Record toggle, bug report and warm start: a controller `RecallApp` owns."""
 
-    recorder: Recorder | None = None
-    """The open (or last) recording; None until the first toggle."""
-    last_report: tuple[Path, Path] | None = None
-    """The Markdown and JSON paths of the last bug report written."""
-    warm_ms: float | None = None
-    """How long warming the embedder took (None until it finished)."""
+    def __init__(self, app: RecallApp) -> None:
+        self.app = app
+        self.recorder: Recorder | None = None
+        """The open (or last) recording; None until the first toggle."""
+        self.last_report: tuple[Path, Path] | None = None
+        """The Markdown and JSON paths of the last bug report written."""
+        self.warm_ms: float | None = None
+        """How long warming the embedder took (None until it finished)."""
 
     # --- recording ---------------------------------------------------------------------------
 
-    def action_toggle_record(self) -> None:
+    def toggle_record(self) -> None:
         """Start a new recording under `.recall/recordings/`, or stop the running one."""
-        app: Any = self
+        app = self.app
         if self.recorder is not None and self.recorder.active:
             path = self.recorder.stop()
             app.notify(f"recording stopped: {self.recorder.count} trace(s) in {path}",
@@ -67,8 +73,8 @@ class SessionTools:
             self.recorder.append(trace)
         except OSError as exc:
             self.recorder.stop()
-            self.notify(f"recording stopped: cannot write {self.recorder.path}: {exc}",  # type: ignore[attr-defined]
-                        severity="error", markup=False)
+            self.app.notify(f"recording stopped: cannot write {self.recorder.path}: {exc}",
+                            severity="error", markup=False)
 
     def record_status(self, status: Text) -> Text:
         """`status` led by `● REC n traces path` while recording (first, so a narrow terminal
@@ -76,7 +82,7 @@ class SessionTools:
         rec = self.recorder
         if rec is None or not rec.active or rec.path is None:
             return status
-        root = Path(self.vault_path)  # type: ignore[attr-defined]
+        root = Path(self.app.vault_path)
         try:
             shown = str(rec.path.relative_to(root))
         except ValueError:
@@ -90,9 +96,9 @@ class SessionTools:
 
     # --- bug report --------------------------------------------------------------------------
 
-    def action_bug_report(self) -> None:
+    def bug_report(self) -> None:
         """Build a bug report for the current query (in a thread: it re-runs the query)."""
-        app: Any = self
+        app = self.app
         query = app.request.query
         if app.engine is None:
             app.notify("the vault is not open yet")
@@ -102,10 +108,10 @@ class SessionTools:
             return
         app.notify(f"building a bug report for {one_line(query, 60)!s} "
                    f"({REPORT_REPEAT} warm runs)…", markup=False)
-        self.build_bug_report(query)
+        app.run_worker(partial(self._build_bug_report, query), thread=True, exclusive=True,
+                       group="report")
 
-    @work(thread=True, exclusive=True, group="report")
-    def build_bug_report(self, query: str) -> None:
+    def _build_bug_report(self, query: str) -> None:
         """Run `build_report`, write the Markdown and JSON twins, copy the Markdown."""
         from recall_tui.diagnostics.report import (
             REPORTS_DIR,
@@ -114,7 +120,7 @@ class SessionTools:
             write_report,
         )
 
-        app: Any = self
+        app = self.app
         try:
             engine = app._engine_for(app.request.preset)
             r = app.request  # exactly what is on screen: k, as-of, filters, pins, verbosity
@@ -130,16 +136,19 @@ class SessionTools:
         app.call_from_thread(self._report_written, md, js, text)
 
     def _report_written(self, md: Path, js: Path, markdown: str) -> None:
-        app: Any = self
-        app.last_report = (md, js)
+        app = self.app
+        self.last_report = (md, js)
         app.copy_to_clipboard(markdown)
         app.notify(f"{md}\n{js}\nThe Markdown is on the clipboard.", title="bug report written",
                    markup=False, timeout=12)
 
     # --- warm start --------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="warm")
     def warm_up(self) -> None:
+        """In a thread (one at a time): `_warm_up`."""
+        self.app.run_worker(self._warm_up, thread=True, exclusive=True, group="warm")
+
+    def _warm_up(self) -> None:
         """Make now, in a thread, while the user reads the first screen, what the first
         recalls would otherwise make while the user waits.
 
@@ -158,7 +167,7 @@ class SessionTools:
         Failures are left for the recall to report (it says why the vector channel did not
         run).
         """
-        engine = getattr(self, "engine", None)
+        engine = self.app.engine
         index = getattr(engine, "index", None)
         if index is None:
             return

@@ -83,7 +83,7 @@ class TuningActions:
         pane = self.tuning_pane()
         if pane is None:
             return
-        if pane.tune_busy:
+        if pane.tune.busy:
             pane.start_tune()  # says a tune is running and how to cancel it
             return
         fields = {n: pane.query_one(f"#tune-{n}", Input).value
@@ -115,7 +115,7 @@ class TuningActions:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        screen = SavePresetScreen(changed, heldout_verdict(pane.tune_result, pane.config))
+        screen = SavePresetScreen(changed, heldout_verdict(pane.tune.result, pane.config))
         self.push_screen(screen, lambda choice: self._save_preset(pane, choice))  # type: ignore[attr-defined]
 
     def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
@@ -150,9 +150,7 @@ class TuningActions:
             return
         self.notify(f"the agent now recalls with preset {name} (.recall/active.json)",  # type: ignore[attr-defined]
                     markup=False)
-        check = getattr(self, "check_active", None)
-        if check is not None:
-            check()
+        self.agent.check_active()  # type: ignore[attr-defined]  # RecallApp owns `agent`
 
     # --- judging a hit ---------------------------------------------------------------------------
 
@@ -181,8 +179,8 @@ class TuningActions:
         (its judgements are carried over by `_seed_judged`). Asking builds no pane."""
         main = self.main()  # type: ignore[attr-defined]
         found = main.query(TuningPane) if main is not None else None
-        if found and found.first().golden_source is not None:
-            return found.first().golden_source
+        if found and found.first().golden.source is not None:
+            return found.first().golden.source
         return Path(self.engine.vault.root) / JUDGED  # type: ignore[attr-defined]
 
     def _judged_source(self, path: Path) -> Path:
@@ -285,8 +283,8 @@ class TuningActions:
             label = f"preset {preset} (the Recall pane's)"
         golden, baseline = None, None
         if pane is not None:
-            golden = list(pane.golden_queries) or None
-            cur = pane.golden_current
+            golden = list(pane.golden.queries) or None
+            cur = pane.golden.current
             if cur is not None and config is not None and cur.config_hash == config.hash():
                 baseline = cur
         try:

@@ -3,9 +3,9 @@ newest first and live, and what the configuration on screen would have given it 
 
 The list is read once (in a thread) when the pane is first shown, then a half-second timer
 asks `LogTail.poll()` for what was appended since (a `stat` and a read of the new bytes, so
-nothing happens when nothing changed). `enter` hands the highlighted record to the app, which
-shows its recorded trace in the usual panes, read as the agent got it (`AgentActions`); the
-compare key re-runs that prompt under the preset and knobs on screen and draws both rankings
+nothing happens when nothing changed). `enter` hands the highlighted record to the app's
+`AgentFeed` (`app.agent`), which shows its recorded trace in the usual panes, read as the
+agent got it; the compare key re-runs that prompt under the preset and knobs on screen and draws both rankings
 side by side (`recall_tui.tuning.compare.diff_rankings`, the tuning pane's machinery). Nothing
 here computes a score.
 """
@@ -349,7 +349,7 @@ class AgentPane(StatePane):
         if rec is None:
             self.app.notify("no agent recall to open yet")
             return
-        self.app.open_agent_recall(rec)  # type: ignore[attr-defined]
+        self.recall_app.agent.open_recall(rec)
 
     # --- side by side ----------------------------------------------------------------------------
 
@@ -359,14 +359,14 @@ class AgentPane(StatePane):
         if rec is None:
             self.app.notify("no agent recall to compare yet")
             return
-        app: Any = self.app
-        trace = app.open_agent_recall(rec, show=False)
+        app = self.recall_app
+        trace = app.agent.open_recall(rec, show=False)
         if trace is None:
             return
         if app.engine is None:
             app.notify("the vault is not open yet")
             return
-        config, label = app.config_on_screen()
+        config, label = app.agent.config_on_screen()
         request = app.request
         self.busy = True
         self.compare_error = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from markdown_it import MarkdownIt
 from textual.message import Message
@@ -15,6 +15,9 @@ from textual.widget import Widget
 
 from recall_tui.tui.state import UIState
 from recall_tui.vault.model import Memory
+
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
 
 
 def safe_markdown_parser() -> MarkdownIt:
@@ -49,6 +52,12 @@ class StatePane(Widget):
 
     def on_mount(self) -> None:
         self.call_after_refresh(lambda: self.post_message(self.NeedsState(self)))
+
+    @property
+    def recall_app(self) -> RecallApp:
+        """The app, typed: a pane uses its public surface (the request, the engine, its
+        controllers), never its state behind `show_state`'s back."""
+        return cast("RecallApp", self.app)
 
     def show_state(self, state: UIState) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +29,9 @@ from textual.widgets import Label, Static
 from recall_tui.agent.log import AgentRecall
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
+
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
 
 #: Who a judgement made by a key press is recorded as (weak labels say `stop-hook`).
 JUDGED_BY = "user"
@@ -135,7 +138,7 @@ class JudgeRecallScreen(ModalScreen[None]):
         from recall_tui.tuning.golden import judge_query
         from recall_tui.vault.edit import EditConflict
 
-        app: Any = self.app
+        app = cast("RecallApp", self.app)
         if self.error is not None:
             app.notify(self.error, title="not judged", severity="error", markup=False)
             return False

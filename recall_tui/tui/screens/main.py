@@ -4,7 +4,7 @@ messages to the app, which owns the state; it computes nothing itself.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -28,6 +28,9 @@ from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
+
+if TYPE_CHECKING:
+    from recall_tui.tui.app import RecallApp
 
 #: Pane id -> (tab title, widget class built the first time the tab is shown). `recall` is
 #: the main view and is always built.
@@ -200,7 +203,7 @@ class MainScreen(Screen):
     @on(TabbedContent.TabActivated, "#panes")
     def _tab(self, event: TabbedContent.TabActivated) -> None:
         name = event.pane.id or "recall"
-        app: Any = self.app  # the RecallApp, which owns the state
+        app = cast("RecallApp", self.app)  # which owns the state
         if name not in PANES:
             return
         if name != self.active_pane():
@@ -271,14 +274,14 @@ class MainScreen(Screen):
 
     @on(Waterfall.StageChosen)
     def _stage(self, event: Waterfall.StageChosen) -> None:
-        app: Any = self.app  # the RecallApp, which owns the state
+        app = cast("RecallApp", self.app)  # which owns the state
         stage = app.trace.stage(event.name) if app.trace else None
         self.query_one(StageDetail).show(stage, app.vault)
         self.query_one("#detail", ContentSwitcher).current = "stage-detail"
 
     @on(ResultsTable.HitChosen)
     def _hit(self, event: ResultsTable.HitChosen) -> None:
-        app: Any = self.app  # the RecallApp, which owns the state
+        app = cast("RecallApp", self.app)  # which owns the state
         results = self.query_one(ResultsTable)
         if not (app.follow_results or results.has_focus):
             return  # the user opened another memory; a redraw of the table must not steal it
@@ -296,7 +299,7 @@ class MainScreen(Screen):
 
     @on(VaultTree.Cursor)
     def _vault_cursor(self, event: VaultTree.Cursor) -> None:
-        app: Any = self.app  # the RecallApp, which owns the state
+        app = cast("RecallApp", self.app)  # which owns the state
         app.follow_results = False
         app.set_current(event.id, refresh_main=False)
 

@@ -81,7 +81,7 @@ def parse_when(text: str) -> datetime | None:
 
 
 class QueryBar(Widget):
-    """Query input plus settings; posts `Changed` on any edit (the screen debounces)."""
+    """Query input plus settings; posts `Changed` on any edit (each one runs a recall at once)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Leave the bar", show=False, id="query.leave"),

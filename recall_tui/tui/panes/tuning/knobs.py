@@ -1,20 +1,22 @@
 """The knobs tab of the tuning pane: every knob of the configuration, grouped by stage and
 editable, and the current query under the starting and the tuned configuration (and the
-side-by-side choices), with each hit's move (`recall_tui.tuning.compare.rank_deltas`).
+side-by-side choices), with each hit's move (`recall_tui.tuning.compare.rank_deltas`). The tab
+owns the runs; the side-by-side tab draws them when the pane hands them over.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.config import Config, knobs, load_preset
 from recall_tui.engine.trace import Trace
-from recall_tui.tui.panes.tuning.base import TuningBase
 from recall_tui.tui.panes.tuning.common import (
     HIDDEN_KNOBS,
     START,
@@ -29,21 +31,63 @@ from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tuning.compare import diff_rankings, rank_deltas
 
+if TYPE_CHECKING:
+    from recall_tui.tui.panes.tuning.pane import TuningPane
 
-class KnobsTab(TuningBase):
-    """The knobs, the tuned hits and the worker that runs the query under each configuration."""
+
+class KnobTable(VimTable):
+    """The knobs list. Every column gives way before the values do: a narrow list cuts the
+    stage, knob name and start value with `…` (the edit field's title and the row in full,
+    `f`, show them whole) and never scrolls the values out of sight."""
+
+    FLEX = ("value", "knob", "start", "group")
+    FLEX_FLOOR = 3
+
+
+class KnobsTab(Horizontal):
+    """The knobs, the tuned hits and the worker that runs the query under each configuration
+    (the runs are this tab's; the configurations are the pane's)."""
+
+    def __init__(self, pane: TuningPane) -> None:
+        super().__init__()
+        self.pane = pane
+        self.runs: TunedRuns | None = None
+        """The current query under the starting, the tuned and the compared configurations."""
+        self.run_key: tuple[Any, ...] | None = None
+        self.busy = False
+        """A query run is under way (tests wait for False)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="knob-side"):
+            yield KnobTable(id="knob-table")
+            yield Input(id="knob-input", placeholder="select a knob, enter to edit")
+            yield Label("", id="knob-msg")
+        with Vertical(id="tuned-side"):
+            yield Static(id="tuned-head")
+            yield VimTable(id="tuned-hits", flex=("title",))
+
+    def on_mount(self) -> None:
+        kt = self.query_one("#knob-table", VimTable)
+        for label, key in (("stage", "group"), ("knob", "knob"), ("value", "value"),
+                           ("start", "start")):
+            kt.add_column(label, key=key)
+        th = self.query_one("#tuned-hits", VimTable)
+        for label, key in (("#", "rank"), ("Δ start", "delta"), ("score", "score"),
+                           ("judged", "judged"), ("title", "title")):
+            th.add_column(label, key=key)
 
     # --- knobs ---------------------------------------------------------------------------------
 
-    def _draw_knobs(self) -> None:
-        if self.config is None or self.base is None:
+    def draw_knobs(self) -> None:
+        config, base = self.pane.config, self.pane.base
+        if config is None or base is None:
             return
         kt = self.query_one("#knob-table", VimTable)
         row = kt.cursor_row
         kt.clear()
-        start = {p: v for p, _t, v, _d in knobs(self.base)}
+        start = {p: v for p, _t, v, _d in knobs(base)}
         last_group = None
-        for path, _type, value, _doc in knobs(self.config):
+        for path, _type, value, _doc in knobs(config):
             if path in HIDDEN_KNOBS:
                 continue
             group = knob_group(path)
@@ -59,8 +103,8 @@ class KnobsTab(TuningBase):
 
     def knob_info(self, path: str) -> tuple[str, Any, str]:
         """(type name, current value, documentation) of a knob."""
-        assert self.config is not None
-        for p, t, v, d in knobs(self.config):
+        assert self.pane.config is not None
+        for p, t, v, d in knobs(self.pane.config):
             if p == path:
                 return t, v, d
         raise KeyError(path)
@@ -72,7 +116,7 @@ class KnobsTab(TuningBase):
     def _knob_cursor(self, event: VimTable.RowHighlighted) -> None:
         event.stop()
         path = event.row_key.value
-        if path is None or self.config is None:
+        if path is None or self.pane.config is None:
             return
         type_name, value, doc = self.knob_info(path)
         field = self.query_one("#knob-input", Input)
@@ -103,37 +147,39 @@ class KnobsTab(TuningBase):
     def edit_knob(self, path: str, text: str) -> bool:
         """Set one knob from typed text; a bad value leaves the configuration as it was and
         says why under the field. True when the value was taken."""
-        assert self.config is not None
+        assert self.pane.config is not None
         msg = self.query_one("#knob-msg", Label)
         type_name, _value, _doc = self.knob_info(path)
         try:
-            config = self.config.with_value(path, parse_knob(type_name, text))
+            config = self.pane.config.with_value(path, parse_knob(type_name, text))
         except (ValueError, TypeError) as exc:
             msg.update(Text(f"{path}: {exc}", style="bold red"))
             return False
         msg.update(Text(f"{path} = {knob_text(config.get(path))}", style="green"))
-        self.set_config(config)
+        self.pane.set_config(config)
         return True
 
     # --- the query under both configurations -----------------------------------------------------
 
-    def rerun(self, *, force: bool = False) -> None:
-        """Run the current query under the starting, the tuned and the compared configuration
-        (skipped when nothing they depend on changed)."""
-        app = self.recall_app
+    def rerun(self, side_name: str | None, side_b_name: str, *, force: bool = False) -> None:
+        """Run the current query under the starting, the tuned and the compared configurations
+        `side_name` (None: the preset in the query bar) and `side_b_name` (skipped when
+        nothing they depend on changed)."""
+        app = self.pane.recall_app
         request = app.request
-        if self.config is None or self.base is None or not request.query.strip():
+        config, base = self.pane.config, self.pane.base
+        if config is None or base is None or not request.query.strip():
             self.runs = None
-            self._draw_runs()
+            self.draw_runs()
             return
         engine = app._engine_for(request.preset)
-        key = (request, self.config.hash(), self.side_name, self.side_b_name, engine.fingerprint)
+        key = (request, config.hash(), side_name, side_b_name, engine.fingerprint)
         if key == self.run_key and not force:
             return
         self.run_key = key
         self.busy = True
-        self._run_query(engine, request, app._recall_filters(request), self.base, self.config,
-                        self.side_name or request.preset, self.side_b_name)
+        self._run_query(engine, request, app._recall_filters(request), base, config,
+                        side_name or request.preset, side_b_name)
 
     @work(thread=True, exclusive=True, group="tuning")
     def _run_query(self, engine: Any, request: Any, filters: Any, base: Config, config: Config,
@@ -156,7 +202,7 @@ class KnobsTab(TuningBase):
                 return current
             if choice == START:
                 return baseline if baseline.k == depth else recall(base, depth)
-            return recall(load_preset(choice, self.recall_app.vault_path), depth)
+            return recall(load_preset(choice, self.pane.recall_app.vault_path), depth)
 
         try:
             baseline, current = recall(base), recall(config)
@@ -178,16 +224,10 @@ class KnobsTab(TuningBase):
     def _done(self, runs: TunedRuns) -> None:
         self.busy = False
         self.runs = runs
-        self._draw_runs()
+        self.draw_runs()
 
-    def judgement_for(self, query: str) -> dict[str, int] | None:
-        """The golden judgements of `query`, None when the golden set does not hold it."""
-        for q in self.golden_queries:
-            if q.query == query:
-                return dict(q.relevant)
-        return None
-
-    def _draw_runs(self) -> None:
+    def draw_runs(self) -> None:
+        """The tuned hits (and, through the pane, the side-by-side view) from `runs`."""
         th = self.query_one("#tuned-hits", VimTable)
         row = th.cursor_row
         th.clear()
@@ -196,18 +236,18 @@ class KnobsTab(TuningBase):
         if runs is None:
             head.update(Text("type a query: its hits show here with their rank change against "
                              "the starting configuration", style="dim"))
-            self._draw_side()
+            self.pane.runs_drawn(runs)
             return
-        judged = self.judgement_for(runs.current.query)
+        judged = self.pane.judgement_for(runs.current.query)
         dropped = [h for h in runs.baseline.hits if runs.current.hit(h.id) is None]
         t = Text()
-        t.append(f"tuned from {self.base_name}", style="bold")
+        t.append(f"tuned from {self.pane.base_name}", style="bold")
         t.append(f"  {len(runs.current.hits)} hits")
         if dropped:
             t.append(f"  dropped since start: {', '.join(one_line(h.id, 30) for h in dropped)}",
                      style="red")
         if judged is None:
-            t.append_text(lit(f"  (query not in {self.queries_file().name})", "dim",
+            t.append_text(lit(f"  (query not in {self.pane.queries_file().name})", "dim",
                               single_line=True))
         head.update(t)
         for h in runs.current.hits:
@@ -222,7 +262,7 @@ class KnobsTab(TuningBase):
                        lit(one_line(h.title, 60), single_line=True), key=h.id)
         if th.row_count:
             th.move_cursor(row=min(row, th.row_count - 1), animate=False)
-        self._draw_side()
+        self.pane.runs_drawn(runs)
 
     def selected_hit(self) -> str | None:
         """The hit under the cursor of the tuned results list, if that list has one."""

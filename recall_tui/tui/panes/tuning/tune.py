@@ -20,28 +20,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.widgets import Button, Input, Static, TabbedContent
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Button, Input, Static
 from textual.worker import Worker, get_current_worker
 
 from recall_tui.engine.config import Config
-from recall_tui.tui.panes.tuning.base import TuningBase
 from recall_tui.tui.panes.tuning.common import GOLDEN_K, _fig
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
+
+if TYPE_CHECKING:
+    from recall_tui.tui.panes.tuning.pane import TuningPane
 
 #: The defaults of `recall-tui tune` (--budget, --folds, --seed; a test checks they agree), so
 #: the tab and the command give the same result for the same vault, queries and `now`.
 TUNE_BUDGET, TUNE_FOLDS, TUNE_SEED = 80, 5, 0
 #: How often the progress line is redrawn while a tune runs (seconds).
 PROGRESS_S = 0.25
-#: The tab's layout. `TuningPane` carries it as its DEFAULT_CSS: Textual takes a widget's
-#: default CSS from its first base class chain only, and the tabs are mixed in beside it.
+#: The tab's layout (`TuningPane` carries it as its DEFAULT_CSS).
 TUNE_CSS = """
 #tune-settings { height: 1; margin: 0 1; }
 #tune-settings .tune-label { width: auto; padding: 0 1 0 0; color: $text-muted; }
@@ -93,35 +95,33 @@ def parse_settings(budget: str, folds: str, seed: str) -> tuple[int, int, int]:
     return out[0], out[1], out[2]
 
 
-class TuneTab(TuningBase):
-    """The tune settings, its progress, and the result's tables."""
+class TuneTab(Vertical):
+    """The tune settings, its progress, and the result's tables. The tab owns the tune's
+    state; the pane's escape binding cancels it (`cancel`), wherever the focus is in the pane."""
 
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel_tune", "Cancel the tune", id="tuning.cancel_tune"),
-    ]
-
-    tune_busy = False
-    """A tune is running (tests wait for False)."""
-    tune_result: Any = None
-    """The last `TuneResult` (None before the first tune ends)."""
-    tune_request: TuneRequest | None = None
-    """What the tune running, or the last one, ran on."""
-    tune_state = "idle"
-    """idle, running, cancelling, cancelled, failed or done."""
-    tune_error: str | None = None
-    _tune_progress: tuple[int, int, str] = (0, 0, "")
-    """(done, total, what) as the worker last reported it (read by the progress timer)."""
-    _tune_worker: Worker[None] | None = None
-    _tune_started = 0.0
-    _tune_timer: Any = None
-    _tune_wanted = False
-    """The tune key was pressed before the pane had its state: start once it has."""
+    def __init__(self, pane: TuningPane, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.pane = pane
+        self.busy = False
+        """A tune is running (tests wait for False)."""
+        self.result: Any = None
+        """The last `TuneResult` (None before the first tune ends)."""
+        self.request: TuneRequest | None = None
+        """What the tune running, or the last one, ran on."""
+        self.state = "idle"
+        """idle, running, cancelling, cancelled, failed or done."""
+        self.error: str | None = None
+        self.progress: tuple[int, int, str] = (0, 0, "")
+        """(done, total, what) as the worker last reported it (read by the progress timer)."""
+        self.wanted = False
+        """The tune key was pressed before the pane had its state: start once it has."""
+        self._worker: Worker[None] | None = None
+        self._started = 0.0
+        self._timer: Timer | None = None
 
     # --- the tab's widgets ---------------------------------------------------------------------
 
-    def compose_tune(self) -> Any:
-        """The tab's content (called from `TuningPane.compose` inside its TabPane)."""
+    def compose(self) -> ComposeResult:
         with Horizontal(id="tune-settings"):
             yield Static("budget", classes="tune-label")
             yield Input(str(TUNE_BUDGET), id="tune-budget", compact=True, type="integer")
@@ -138,8 +138,8 @@ class TuneTab(TuningBase):
         yield VimTable(id="tune-board", flex=("changes",))
         yield VimTable(id="tune-folds-table", flex=("chosen",))
 
-    def mount_tune(self) -> None:
-        """Columns of the tab's tables (called from `TuningPane.on_mount`)."""
+    def on_mount(self) -> None:
+        """Columns of the tab's tables."""
         k = GOLDEN_K
         cmp = self.query_one("#tune-compare", VimTable)
         for col in ("metric", "base", "tuned", "Δ mean", "wins", "losses", "ties", "sign p",
@@ -163,31 +163,32 @@ class TuneTab(TuningBase):
 
     # --- starting, progress, cancelling -------------------------------------------------------
 
-    def start_tune(self) -> None:
+    def start(self) -> None:
         """Start a tune with the tab's settings on the knobs on screen (the tune key, the
         start button). Says why when it cannot."""
         from recall_tui.tuning.metrics import read_golden
         from recall_tui.tuning.presets_io import changed_knobs
         from recall_tui.tuning.tune_space import knob_patterns, restrict, search_space
 
-        if self.tune_busy:
+        if self.busy:
             key = self._keys().get("tuning.cancel_tune", "esc")
             self.app.notify(f"a tune is running: {key} cancels it", markup=False)
             return
-        app = self.recall_app
-        if app.engine is None or self.config is None or self.base is None:
-            self._tune_wanted = True  # started by show_state once the pane has its state
+        app = self.pane.recall_app
+        config, base = self.pane.config, self.pane.base
+        if app.engine is None or config is None or base is None:
+            self.wanted = True  # started by the pane's show_state once it has its state
             return
-        self._tune_wanted = False
+        self.wanted = False
         try:
             budget, folds, seed = parse_settings(
                 *(self.query_one(f"#tune-{n}", Input).value for n in ("budget", "folds", "seed")))
             knobs = knob_patterns([self.query_one("#tune-globs", Input).value])
-            restrict(search_space(self.config), knobs)  # a pattern matching nothing: refused
+            restrict(search_space(config), knobs)  # a pattern matching nothing: refused
         except ValueError as exc:
             self._tune_failed(str(exc))
             return
-        path = self.queries_file()  # the golden tab's file (GoldenTab.queries_file)
+        path = self.pane.queries_file()  # the golden tab's file
         try:
             queries = read_golden(path)
         except FileNotFoundError:
@@ -200,25 +201,25 @@ class TuneTab(TuningBase):
         if not queries:
             self._tune_failed(f"{path}: no judged queries in it")
             return
-        changed = changed_knobs(self.base, self.config)
-        base_name = self.base_name or "base"
+        changed = changed_knobs(base, config)
+        base_name = self.pane.base_name or "base"
         if changed:
             base_name += f" + {len(changed)} knob{'s' if len(changed) != 1 else ''}"
         engine = app._engine_for(app.request.preset)
         root = Path(engine.vault.root)
-        request = TuneRequest(engine, path, queries, self.config, base_name, budget, folds,
+        request = TuneRequest(engine, path, queries, config, base_name, budget, folds,
                               seed, GOLDEN_K, app.request.now or datetime.now(timezone.utc),
                               root.resolve().name or str(root), knobs)
-        self.tune_request = request
-        self.tune_busy, self.tune_state, self.tune_error = True, "running", None
-        self._tune_progress = (0, 0, "starting")
-        self._tune_started = time.monotonic()
-        if self._tune_timer is not None:
-            self._tune_timer.stop()
-        self._tune_timer = self.set_interval(PROGRESS_S, self._draw_tune_status)
-        self._tune_worker = self._run_tune(request)
+        self.request = request
+        self.busy, self.state, self.error = True, "running", None
+        self.progress = (0, 0, "starting")
+        self._started = time.monotonic()
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_interval(PROGRESS_S, self._draw_tune_status)
+        self._worker = self._run_tune(request)
         self._draw_tune_status()
-        self.refresh_bindings()  # escape cancels now (the footer shows it)
+        self.pane.refresh_bindings()  # escape cancels now (the footer shows it)
 
     @work(thread=True, exclusive=True, group="tune")
     def _run_tune(self, req: TuneRequest) -> None:
@@ -228,7 +229,7 @@ class TuneTab(TuningBase):
         worker = get_current_worker()
 
         def progress(done: int, total: int, what: str) -> None:
-            self._tune_progress = (done, total, what)  # one assignment: read by the UI timer
+            self.progress = (done, total, what)  # one assignment: read by the UI timer
 
         try:
             result = tune([TuneVault(req.engine, req.queries, req.label)], req.base,
@@ -237,7 +238,7 @@ class TuneTab(TuningBase):
                           progress=progress,
                           cancel=lambda: worker.is_cancelled)
         except Cancelled:
-            if self.tune_state == "cancelling":  # the user's cancel, not the app closing
+            if self.state == "cancelling":  # the user's cancel, not the app closing
                 self.app.call_from_thread(self._tune_done, None)
             return
         except Exception as exc:  # shown in the tab: a bad setting must not kill the app
@@ -247,69 +248,57 @@ class TuneTab(TuningBase):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._tune_done, result)
 
-    def action_cancel_tune(self) -> None:
+    def cancel(self) -> None:
         """Cancel the running tune (it stops before its next recall)."""
-        if self._tune_worker is not None and self.tune_busy:
-            self.tune_state = "cancelling"
-            self._tune_worker.cancel()
+        if self._worker is not None and self.busy:
+            self.state = "cancelling"
+            self._worker.cancel()
             self._draw_tune_status()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Escape cancels only while a tune runs; otherwise it goes on to the app."""
-        if action == "cancel_tune":
-            return self.tune_busy
-        return True
-
     def _stop_timer(self) -> None:
-        if self._tune_timer is not None:
-            self._tune_timer.stop()
-            self._tune_timer = None
-        self.refresh_bindings()  # escape goes back to the app
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.pane.refresh_bindings()  # escape goes back to the app
 
     def _tune_failed(self, error: str) -> None:
         self._stop_timer()
-        self.tune_busy, self.tune_state, self.tune_error = False, "failed", error
+        self.busy, self.state, self.error = False, "failed", error
         self._draw_tune_status()
 
     def _tune_done(self, result: Any) -> None:
         """The worker ended: with a result, or None when the user cancelled it."""
         self._stop_timer()
-        self.tune_busy = False
+        self.busy = False
         if result is None:
-            self.tune_state = "cancelled"
+            self.state = "cancelled"
         else:
-            self.tune_state, self.tune_result = "done", result
+            self.state, self.result = "done", result
             self._draw_tune()
-            if not self._tune_tab_visible():  # a long search: say it ended where the user is
+            if not self.pane.tab_shown("tune-tune"):  # a long search: say it ended where the user is
                 key = self._keys().get("pane.tuning", "9")
                 self.app.notify(f"tune done ({result.evaluated} configurations run): the "
                                 f"Tuning pane ({key}), tune tab, shows the result", markup=False)
         self._draw_tune_status()
 
-    def _tune_tab_visible(self) -> bool:
-        main = self.recall_app.main()
-        return (main is not None and main.active_pane() == "tuning"
-                and self.query_one("#tuning-tabs", TabbedContent).active == "tune-tune")
-
     @on(Button.Pressed, "#tune-start")
     def _start_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if self.tune_busy:
-            self.action_cancel_tune()
+        if self.busy:
+            self.cancel()
         else:
-            self.start_tune()
+            self.start()
 
-    @on(TabbedContent.TabActivated, "#tuning-tabs")
-    def _tune_tab_shown(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == "tune-tune":  # the golden tab may have loaded another file
-            self._draw_tune_status()
-            if not isinstance(self.screen.focused, Input):
-                self.query_one("#tune-board", VimTable).focus()
+    def shown(self) -> None:
+        """The tab was just shown (the golden tab may have loaded another file)."""
+        self._draw_tune_status()
+        if not isinstance(self.screen.focused, Input):
+            self.query_one("#tune-board", VimTable).focus()
 
     @on(Input.Submitted, "#tune-budget, #tune-folds, #tune-seed, #tune-globs")
     def _setting_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.start_tune()
+        self.start()
 
     # --- drawing ---------------------------------------------------------------------------------
 
@@ -319,34 +308,34 @@ class TuneTab(TuningBase):
         keys = self._keys()
         start_key, cancel_key = keys.get("app.tune", "T"), keys.get("tuning.cancel_tune", "esc")
         button = self.query_one("#tune-start", Button)
-        button.label = f"cancel ({cancel_key})" if self.tune_busy else f"start ({start_key})"
+        button.label = f"cancel ({cancel_key})" if self.busy else f"start ({start_key})"
         t = Text()
-        req = self.tune_request
-        if self.tune_state == "failed":
-            t.append(f"tune not run: {one_line(self.tune_error or '', 300)}", style="bold red")
-        elif self.tune_busy:
-            done, total, what = self._tune_progress
-            t.append("cancelling… " if self.tune_state == "cancelling" else "tuning ",
+        req = self.request
+        if self.state == "failed":
+            t.append(f"tune not run: {one_line(self.error or '', 300)}", style="bold red")
+        elif self.busy:
+            done, total, what = self.progress
+            t.append("cancelling… " if self.state == "cancelling" else "tuning ",
                      style="bold yellow")
             t.append("▕")
             t.append(progress_bar(done, total), style="cyan")
             t.append(f"▏ {done:,} / {total:,} recalls" if total else "▏ starting")
             if not getattr(self.app, "stable_timings", False):
-                t.append(f"  {time.monotonic() - self._tune_started:.0f} s", style="dim")
+                t.append(f"  {time.monotonic() - self._started:.0f} s", style="dim")
             t.append("  ")
             t.append_text(lit(one_line(what, 60), "dim", single_line=True))
             t.append(f"  ({cancel_key} cancels)", style="dim")
-        elif self.tune_state == "cancelled":
-            done, total, _what = self._tune_progress
+        elif self.state == "cancelled":
+            done, total, _what = self.progress
             t.append(f"tune cancelled after {done:,} of {total:,} recalls; nothing changed",
                      style="yellow")
-        elif self.tune_state == "idle":
+        elif self.state == "idle":
             t.append(f"{start_key} (or the start button) searches the knobs by "
                      "cross-validation on ", style="dim")
-            t.append_text(lit(str(self.queries_file()), "bold", single_line=True))
+            t.append_text(lit(str(self.pane.queries_file()), "bold", single_line=True))
             t.append(" (the golden tab's queries), from the knobs on screen; the same search "
                      "as recall-tui tune (docs/tuning.md)", style="dim")
-        if req is not None and self.tune_state not in ("idle", "failed"):
+        if req is not None and self.state not in ("idle", "failed"):
             if t.plain:
                 t.append("\n")
             t.append(f"from {req.base_name} on {req.label}, queries ", style="dim")
@@ -368,7 +357,7 @@ class TuneTab(TuningBase):
         folds = self.query_one("#tune-folds-table", VimTable)
         for table in (cmp_t, board, folds):
             table.clear()
-        r = self.tune_result
+        r = self.result
         if r is None:
             summary.update("")
             cmp_t.border_title = board.border_title = folds.border_title = None
@@ -425,17 +414,17 @@ class TuneTab(TuningBase):
         with that row's changes (`recall_tui.tuning.tune_space.apply_changes`)."""
         from recall_tui.tuning.tune_space import apply_changes
 
-        r = self.tune_result
+        r = self.result
         return apply_changes(r.base, r.leaderboard[row].changes)
 
     def apply_tuned(self, row: int) -> None:
         """Make configuration `row` of the table the knobs on screen."""
         from recall_tui.tuning.tune import describe
 
-        r = self.tune_result
+        r = self.result
         if r is None or not 0 <= row < len(r.leaderboard):
             return
-        self.set_config(self.tuned_config(row))  # type: ignore[attr-defined]
+        self.pane.set_config(self.tuned_config(row))
         keys = self._keys()
         self.app.notify(f"configuration #{row + 1} is on the knobs now "
                         f"({describe(r.leaderboard[row].changes)}); "
