@@ -236,7 +236,7 @@ def _keep_old_cache(conn: apsw.Connection, path: Path) -> None:
     """Before an index of an older schema version (2 or 3: their `embed_cache` held every
     vector ever made) is deleted, copy its embedding cache to `previous_cache_path`, so the
     rebuild takes the vectors from it instead of embedding every text again
-    (`Index._adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
+    (`VectorSync.adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None or str(row[0]) not in ("2", "3"):

@@ -83,6 +83,10 @@ class VectorStore:
         self._vec_sqmag = None
         self._turn_vectors = None
 
+    def forget_queries(self) -> None:
+        """The embedder or every vector changed: forget the recent query vectors."""
+        self.query_cache.clear()
+
     def forget_turn_vectors(self) -> None:
         """The turns changed: forget their matrix."""
         self._turn_vectors = None
