@@ -21,6 +21,7 @@ from typing import Any
 import apsw
 
 from recall_tui.index.embed import Embedder
+from recall_tui.index.schema import scalar
 from recall_tui.index.sharing import SharedFile
 
 Progress = Callable[[int, int, str], None]
@@ -125,10 +126,8 @@ class IndexCore:
         return self._nvec
 
     def scalar(self, sql: str) -> int:
-        """The integer one `SELECT count(*) ...`-like statement returns."""
-        row = self.conn.execute(sql).fetchone()
-        assert row is not None and isinstance(row[0], int), sql
-        return row[0]
+        """`schema.scalar` on this connection: a count, a sum, a PRAGMA value."""
+        return scalar(self.conn, sql)
 
     def embedder_info(self) -> dict[str, Any]:
         """The embedder the stored vectors were made with, how many there are, and any

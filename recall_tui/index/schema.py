@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -129,7 +130,7 @@ WRITE_FAILURES: tuple[type[BaseException], ...] = (
 
 
 @contextlib.contextmanager
-def write_txn(conn: apsw.Connection):
+def write_txn(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     """A write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 
     A deferred transaction that reads and then writes fails at once with "database is locked"
@@ -149,6 +150,13 @@ def write_txn(conn: apsw.Connection):
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def scalar(conn: apsw.Connection, sql: str, params: Sequence[object] = ()) -> int:
+    """The integer in the one row `sql` returns (a count, a sum, a PRAGMA value)."""
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None and isinstance(row[0], int), sql
+    return row[0]
 
 
 def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 import apsw
 
+from recall_tui.index.schema import scalar
+
 
 class SharedFile:
     """The multi-process part of `Index`: made with the connection and the core's
@@ -57,7 +59,7 @@ class SharedFile:
         memory a new rowid). `PRAGMA data_version` moves on any other commit (recall stats
         too); the `generation` in meta moves only when memories or vectors change.
         """
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        version = scalar(self._conn, "PRAGMA data_version")
         if version == self.seen_version:
             return
         self.seen_version = version

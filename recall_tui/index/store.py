@@ -342,10 +342,11 @@ class Index:
                 if not target.exists():
                     target = _cache_index_path(vault.root)
             else:
-                target, note = resolve_index_path(vault.root)
-                if target is None:
+                found, note = resolve_index_path(vault.root)
+                if found is None:
                     return cls._open_in_memory(vault, embedder, progress, start, note,
                                                defer_vectors)
+                target = found
         else:
             target = Path(path)
         if read_only:
@@ -389,7 +390,7 @@ class Index:
             conn, rebuilt = _open_existing(target)
         for attempt in (1, 2):
             fresh = conn is None
-            if fresh:
+            if conn is None:
                 conn = _connect(str(target))
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -438,10 +439,11 @@ class Index:
 
     @classmethod
     def _open_read_only(
-        cls, vault: Vault, embedder: Embedder, target: Path, progress, start: float
+        cls, vault: Vault, embedder: Embedder, target: Path, progress: Progress | None,
+        start: float,
     ) -> Index:
         why = "no index file" if not target.exists() else None
-        conn = None
+        conn: apsw.Connection | None = None
         if why is None:
             try:
                 conn = _connect(str(target), read_only=True)
@@ -450,7 +452,7 @@ class Index:
                 why = f"{type(exc).__name__}: {exc}"
             if why is not None and conn is not None:
                 conn.close()
-        if why is None:
+        if why is None and conn is not None:
             idx = cls(conn, str(target), embedder, read_only=True)
             idx.core.vectors_usable = idx.core.meta("embedder_key") == _embedder_key(embedder)
             rows = {r[0]: r[1] for r in conn.execute("SELECT path, row_hash FROM memories")}

@@ -186,7 +186,7 @@ class IndexSync:
             # What the memories table holds, from the last sync when no other connection has
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            version = self._core.scalar("PRAGMA data_version")
             prev = self._stored[1] if self._stored and self._stored[0] == version else None
             if self._stored is not None and prev is None:
                 # Another process wrote since our last sync: every cache of what the tables
@@ -284,7 +284,7 @@ class IndexSync:
                     self._core.bump_generation()
             if changed or removed_rowids:
                 self._core.invalidate()
-            if not deferred and conn.execute("PRAGMA data_version").fetchone()[0] == version:
+            if not deferred and self._core.scalar("PRAGMA data_version") == version:
                 self._stored = (version, after)
                 self._synced = (keys, objs)
         if stale_added:

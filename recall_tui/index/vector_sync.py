@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import apsw
 import numpy as np
@@ -33,6 +33,10 @@ from recall_tui.index.rows import embed_text, sha
 from recall_tui.index.schema import remove_index_files, write_txn
 from recall_tui.index.vectors import VectorStore
 from recall_tui.vault.model import Vault
+
+# apsw types a column as any SQLite value; the casts below name what the schema stores.
+_NeedRow = tuple[int, str, str, str]
+"""A memory row still without a vector: (rowid, embed_hash, id, path)."""
 
 #: Texts embedded per call while building, each chunk committed on its own: progress moves,
 #: and a failure or a kill loses at most one chunk of embedding work.
@@ -142,9 +146,9 @@ class VectorSync:
         self._conn.execute(_PARK_TURN)
 
     def _meta_owner(self) -> tuple[str, int] | None:
-        rows = dict(self._conn.execute(
+        rows = dict(cast("list[tuple[str, str]]", self._conn.execute(
             "SELECT key, value FROM meta WHERE key IN ('embedder_key', 'embedder_dim')"
-        ).fetchall())
+        ).fetchall()))
         key, dim = rows.get("embedder_key") or "", int(rows.get("embedder_dim") or 0)
         return (key, dim) if key and dim > 0 else None
 
@@ -216,11 +220,12 @@ class VectorSync:
                 embedder_key=key,
             )
             # Only ids and hashes (and the path to rebuild a memory's text from): no texts.
+            need_mem_rows: list[_NeedRow]
             if self._novec is None:
-                need_mem_rows = conn.execute(
+                need_mem_rows = cast("list[_NeedRow]", conn.execute(
                     "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid NOT IN "
                     "(SELECT rowid FROM memory_vectors)"
-                ).fetchall()
+                ).fetchall())
             else:
                 # The rows without a vector are known (those inserted since the last sync and
                 # any it could not embed): no scan of the vec0 table (~15 ms at 10k).
@@ -228,14 +233,14 @@ class VectorSync:
                 todo_rows = sorted(self._novec)
                 for i in range(0, len(todo_rows), TAKE_BATCH):
                     part = todo_rows[i : i + TAKE_BATCH]
-                    need_mem_rows += conn.execute(
+                    need_mem_rows += cast("list[_NeedRow]", conn.execute(
                         "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid IN "
                         f"({','.join('?' * len(part))})",
                         part,
-                    ).fetchall()
-            need_turns = conn.execute(
+                    ).fetchall())
+            need_turns = cast("list[tuple[int, str]]", conn.execute(
                 "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
-            ).fetchall()
+            ).fetchall())
             self._novec = set()
             if not need_mem_rows and not need_turns:
                 self._core.del_meta("embed_error")
@@ -299,9 +304,9 @@ class VectorSync:
 
     def _with_vector(self) -> int:
         """Memories and turns that have a vector."""
-        return self._core.count_vectors() + self._conn.execute(
+        return self._core.count_vectors() + self._core.scalar(
             "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
-        ).fetchone()[0]
+        )
 
     def _texts(
         self, vault: Vault, hashes: list[str], source: dict[str, tuple[str, str]],
@@ -337,27 +342,27 @@ class VectorSync:
         with self._lock, write_txn(conn):
             if not self._still_ours(key):
                 return None
-            found = dict(conn.execute(
+            found = dict(cast("list[tuple[str, bytes]]", conn.execute(
                 f"SELECT text_hash, vector FROM embed_cache WHERE model=? AND dim=?"
                 f" AND text_hash IN ({q})",
                 (key, dim, *hashes),
-            ).fetchall())
+            ).fetchall()))
             rest = [h for h in hashes if h not in found]
             if rest:
                 q = ",".join("?" * len(rest))
-                found.update(conn.execute(
+                found.update(cast("list[tuple[str, bytes]]", conn.execute(
                     "SELECT m.embed_hash, v.embedding FROM memories m JOIN memory_vectors v"
                     f" ON v.rowid = m.rowid WHERE m.embed_hash IN ({q})",
                     rest,
-                ).fetchall())
+                ).fetchall()))
                 rest = [h for h in rest if h not in found]
             if rest:
                 q = ",".join("?" * len(rest))
-                found.update(conn.execute(
+                found.update(cast("list[tuple[str, bytes]]", conn.execute(
                     f"SELECT text_hash, vector FROM turns WHERE text_hash IN ({q})"
                     " AND vector IS NOT NULL",
                     rest,
-                ).fetchall())
+                ).fetchall()))
             self._place(key, found, wanted)
         return set(found)
 
