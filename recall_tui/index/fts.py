@@ -12,6 +12,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import apsw
 import numpy as np
@@ -148,11 +149,12 @@ class Bm25Replica:
             f" USING fts5vocab(main, {table}, row)"
         )
         row = conn.execute(f"SELECT block FROM {table}_data WHERE id=1").fetchone()
-        averages = _varints(row[0]) if row is not None else [0]
+        averages = _varints(cast(bytes, row[0])) if row is not None else [0]
         self.nrow = averages[0]
         ntok = sum(averages[1:])
         self.avgdl = ntok / self.nrow if self.nrow else 0.0
-        sizes = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
+        sizes = cast("list[tuple[int, bytes]]",
+                     conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall())
         self.rowids = np.array([r[0] for r in sizes], dtype=np.int64)
         doclen = np.array([sum(_varints(r[1])) for r in sizes], dtype=np.float64)
         k1, b = FTS5_K1, FTS5_B
@@ -163,7 +165,9 @@ class Bm25Replica:
 
     def token(self, phrase: str) -> str | None:
         """The phrase's single token as the table's tokenizer makes it, None otherwise."""
-        toks = self.tokenizer(phrase.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
+        # (start, end, token, *colocated) per token: offsets and colocated are included.
+        toks = cast("list[tuple[int, int, str]]",
+                    self.tokenizer(phrase.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None))
         return toks[0][2] if len(toks) == 1 else None
 
     def _load(self, terms: list[str], column: str | None, weights: tuple[float, ...] | None
@@ -213,10 +217,10 @@ class Bm25Replica:
         missing = list(dict.fromkeys(k[0] for k in keys if k not in self._postings))
         if missing:
             q = ",".join("?" * len(missing))
-            cold = self._conn.execute(
+            (cold,) = cast("tuple[int]", self._conn.execute(
                 f"SELECT coalesce(sum(doc), 0) FROM {self._vocab_rows} WHERE term IN ({q})",
                 missing,
-            ).fetchone()[0]
+            ).fetchone())
             if cold > min(FTS_COLD_MAX, FTS_POSTINGS_BUDGET // 2):
                 return None
             self._load(missing, column, weights)
@@ -298,7 +302,8 @@ class FtsSearch:
         with self._lock:
             rep = self._replica("memories_fts") if all(x == int(x) for x in wt) else None
             tokens = [rep.token(x) for x in words] if rep is not None else [None]
-            rows = rep.top(tokens, limit, None, wt) if rep and None not in tokens else None
+            known = [t for t in tokens if t is not None]
+            rows = rep.top(known, limit, None, wt) if rep and len(known) == len(tokens) else None
             if rows is not None:
                 return self._ids_of(rows)
         return self.fts(match_any(words), limit, weights)
@@ -354,11 +359,11 @@ class FtsSearch:
         if not rows:
             return []
         q = ",".join("?" * len(rows))
-        ids = dict(
+        ids = dict(cast("list[tuple[int, str]]",
             self._conn.execute(
                 f"SELECT rowid, id FROM memories WHERE rowid IN ({q})", [r for r, _ in rows]
             ).fetchall()
-        )
+        ))
         return [(ids[r], s) for r, s in rows if r in ids]
 
     def fts_trigram(
@@ -381,7 +386,8 @@ class FtsSearch:
         with self._lock:
             rep = self._replica(TRIGRAM_TABLES[column])
             tokens = [rep.token(g) for g in grams] if rep is not None else [None]
-            rows = rep.top(tokens, limit, column) if rep and None not in tokens else None
+            known = [t for t in tokens if t is not None]
+            rows = rep.top(known, limit, column) if rep and len(known) == len(tokens) else None
             if rows is not None:
                 return self._ids_of(rows)
         return self.fts_trigram_sql(text, limit, column)

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -129,7 +130,7 @@ WRITE_FAILURES: tuple[type[BaseException], ...] = (
 
 
 @contextlib.contextmanager
-def write_txn(conn: apsw.Connection):
+def write_txn(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     """A write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 
     A deferred transaction that reads and then writes fails at once with "database is locked"
@@ -149,6 +150,13 @@ def write_txn(conn: apsw.Connection):
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def scalar(conn: apsw.Connection, sql: str, params: Sequence[object] = ()) -> int:
+    """The integer in the one row `sql` returns (a count, a sum, a PRAGMA value)."""
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None and isinstance(row[0], int), sql
+    return row[0]
 
 
 def _connect(path: str, *, read_only: bool = False) -> apsw.Connection:
@@ -236,7 +244,7 @@ def _keep_old_cache(conn: apsw.Connection, path: Path) -> None:
     """Before an index of an older schema version (2 or 3: their `embed_cache` held every
     vector ever made) is deleted, copy its embedding cache to `previous_cache_path`, so the
     rebuild takes the vectors from it instead of embedding every text again
-    (`Index._adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
+    (`VectorSync.adopt_previous_cache`). Best effort: a damaged or locked file keeps nothing."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None or str(row[0]) not in ("2", "3"):

@@ -1,11 +1,12 @@
 """One index file, several processes: emptying it for a rebuild, and noticing other writers.
 
-`SharedFile` is the part of `Index` (`Index.shared`) that lets other processes (a UI, `query`,
-`edit`, the hooks) use the same file at the same time: a rebuild empties the tables inside the
-rebuild's own write transaction (`clear_tables`), and a `generation` value in meta, changed
-with every write to memories or vectors (`bump_generation`), tells an open index to drop its
-in-memory caches (`check_external`, which calls the index back). It owns what it last saw of
-the file (`seen_version`, `generation`); the index owns its caches and empties them itself.
+`SharedFile` is the part of `Index` (`Index.shared`, held by its `IndexCore`) that lets other
+processes (a UI, `query`, `edit`, the hooks) use the same file at the same time: a rebuild
+empties the tables inside the rebuild's own write transaction (`clear_tables`), and a
+`generation` value in meta, changed with every write to memories or vectors
+(`bump_generation`), tells an open index to drop its in-memory caches (`check_external`,
+which calls `IndexCore.invalidate`). It owns what it last saw of the file (`seen_version`,
+`generation`); the core and the parts own their caches.
 See docs/data-safety.md. Headless.
 """
 
@@ -16,10 +17,12 @@ from collections.abc import Callable
 
 import apsw
 
+from recall_tui.index.schema import scalar
+
 
 class SharedFile:
-    """The multi-process part of `Index`: made with the connection and the index's
-    `_invalidate` (called when another process changed memories or vectors)."""
+    """The multi-process part of `Index`: made with the connection and the core's
+    `invalidate` (called when another process changed memories or vectors)."""
 
     def __init__(self, conn: apsw.Connection, on_external_change: Callable[[], None]) -> None:
         self._conn = conn
@@ -56,7 +59,7 @@ class SharedFile:
         memory a new rowid). `PRAGMA data_version` moves on any other commit (recall stats
         too); the `generation` in meta moves only when memories or vectors change.
         """
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        version = scalar(self._conn, "PRAGMA data_version")
         if version == self.seen_version:
             return
         self.seen_version = version

@@ -11,21 +11,23 @@ It goes through apsw rather than the stdlib sqlite3 module because apsw bundles 
 (FTS5 with the trigram tokenizer and `remove_diacritics`) and can load the sqlite-vec
 extension on every platform. Headless: no textual, no rich.
 
-`Index` is the facade: it owns the connection, the lock, the meta cache and the invalidation
-of every cache, and holds three parts it makes with what they need: `keyword` (`fts.py`:
-FTS5 porter and trigram search, the in-memory bm25, the vocabulary), `vector_store`
-(`vectors.py`: sqlite-vec, the numpy kNN, query vectors), `stats` (`stats.py`: recall
-statistics) and `shared` (`sharing.py`: emptying the tables for a rebuild in place, noticing
-other processes' writes); its public methods for them delegate. Still mixed in: `sync.py`
-(incremental update, `IndexReport`), `vector_sync.py` (filling the vectors, each stored
-once, the embedding cache) and `trigram_build.py`. `schema.py` holds the file, its schema and version. This module keeps
-opening (and the in-memory fallback), the meta table, signatures and edges, and re-exports
-the parts' public names, so `from recall_tui.index.store import ...` keeps working.
+`Index` is a facade over parts it makes explicitly (none is a mixin, none reaches another's
+private state). `IndexCore` (`core.py`) holds what they share: the connection, the lock, the
+meta cache, and `invalidate()`, the one way every cache is emptied (each part that keeps one
+registers its `reset`); `SharedFile` (`sharing.py`), which notices other processes' writes,
+belongs to it. The parts: `keyword` (`fts.py`: FTS5 porter and trigram search, the in-memory
+bm25, the vocabulary), `vector_store` (`vectors.py`: sqlite-vec, the numpy kNN, query
+vectors), `vector_sync` (`vector_sync.py`: filling the vectors, each stored once),
+`sync` (`sync.py`: the incremental update, `IndexReport`), `trigram` (`trigram_build.py`:
+the content trigram table on first need) and `stats` (`stats.py`: recall statistics).
+`rows.py` holds what is stored about a memory, `schema.py` the file, its schema and version.
+This module keeps opening (and the in-memory fallback), signatures and edges, the public
+methods that delegate to the parts, and re-exports the parts' public names, so
+`from recall_tui.index.store import ...` keeps working.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -33,10 +35,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
 
+from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.embed import Embedder
 from recall_tui.index.fts import (
     DEFAULT_FTS_WEIGHTS,
@@ -53,6 +57,7 @@ from recall_tui.index.fts import (
     trigram_match,
     trigram_terms,
 )
+from recall_tui.index.rows import embed_text, row_fields, row_hash, trigram_content
 from recall_tui.index.schema import (
     _SCHEMA,
     QUICK_CHECK_MAX_BYTES,
@@ -74,15 +79,7 @@ from recall_tui.index.schema import (
 from recall_tui.index.sharing import SharedFile
 from recall_tui.index.signature import BITS, from_bytes
 from recall_tui.index.stats import MAX_RECALL_TIMES, RecallStats, RecallStatsStore
-from recall_tui.index.sync import (
-    IndexReport,
-    IndexSync,
-    Progress,
-    _row_fields,
-    _row_hash,
-    embed_text,
-    trigram_content,
-)
+from recall_tui.index.sync import IndexReport, IndexSync, summary
 from recall_tui.index.trigram_build import TrigramBuild
 from recall_tui.index.vector_sync import EMBED_CHUNK, VectorSync, _embedder_key
 from recall_tui.index.vectors import (
@@ -92,7 +89,7 @@ from recall_tui.index.vectors import (
     knn_like_sqlite_vec,
 )
 from recall_tui.index.vocab import Correction, Vocabulary
-from recall_tui.vault.model import Memory, Vault
+from recall_tui.vault.model import Vault
 
 __all__ = [
     "DEFAULT_FTS_WEIGHTS",
@@ -126,54 +123,72 @@ __all__ = [
     "trigram_terms",
 ]
 
-class Index(VectorSync, IndexSync, TrigramBuild):
+
+class Index:
     """An open index. Use `Index.open`; every public method is safe to call from any thread.
 
-    It owns the connection, the lock and the meta cache. The keyword searches (`keyword`,
-    an `FtsSearch`), the vector searches (`vector_store`, a `VectorStore`) and the recall
-    statistics (`stats`, a `RecallStatsStore`) are parts it holds and hands those to; its
-    public methods for them delegate."""
+    A facade: `core` (an `IndexCore`) holds the connection, the lock, the meta cache and the
+    invalidation of every cache; the parts are made with it (or with what they need of it)
+    and with each other, explicitly: `keyword` (`FtsSearch`), `vector_store` (`VectorStore`),
+    `vector_sync` (`VectorSync`), `sync` (`IndexSync`), `trigram` (`TrigramBuild`) and
+    `stats` (`RecallStatsStore`). The public methods the rest of the code calls delegate."""
 
     def __init__(self, conn: apsw.Connection, path: str, embedder: Embedder, read_only: bool):
-        self._conn = conn
-        self.path = path
-        self.embedder = embedder
-        self.read_only = read_only
         # One connection serves the UI's recall worker, the file watcher's re-index and the
-        # main thread. SQLite serialises single calls, but not a multi-statement transaction
-        # against a concurrent read, nor this object's in-memory caches; one re-entrant lock
-        # around every public method keeps both consistent. Embedding runs outside the lock,
-        # so a long re-index does not block queries for its whole duration.
-        self._lock = threading.RLock()
-        self._sync_lock = threading.Lock()
-        self._signatures: dict[str, int] | None = None
-        # Caches of what every recall would otherwise ask SQLite again; `_invalidate` (any
-        # change to the memories or vectors) and `_set_meta` reset them.
-        self._nvec: int | None = None
-        self._meta_cache: dict[str, str] | None = None
-        self._info_cache: dict | None = None
-        self._row_hashes: dict[str, tuple[Memory, str]] = {}
-        self._synced: tuple[list[str], list[Memory]] = ([], [])
-        self._stored: tuple[int, dict[str, tuple[int, str, float]]] | None = None
-        # Rowids of memories without a vector after the last sync (None: unknown, ask SQLite).
-        self._novec: set[int] | None = None
-        self._vectors_usable = True
-        # What other processes did to the file since this one last looked (`SharedFile`).
-        self.shared = SharedFile(conn, self._invalidate)
-        # Progressive open (`open(defer_vectors=True)`, `fill_vectors`): the vault whose
-        # vectors are still to be made, and (done, total) while they are being made.
-        self._defer_vectors = False
-        self._pending_vault: Vault | None = None
-        # The content trigram table is kept up to date (built once by `ensure_trigram`), and
-        # the vault of the last sync (what `ensure_trigram` builds from by default).
-        self._trigram_on = False
-        self._last_vault: Vault | None = None
-        self.embedding: tuple[int, int] | None = None
+        # main thread: the core's re-entrant lock is held around every public method.
+        self.core = core = IndexCore(conn, path, embedder, read_only)
         self.report = IndexReport(path=path)
-        self.keyword = FtsSearch(conn, self._lock, check_external=self._check_external,
-                                 ensure_trigram=self.ensure_trigram)
-        self.stats = RecallStatsStore(conn, self._lock, path)
-        self.vector_store = VectorStore(conn, self._lock, embedder, _Facts(self))
+        self._signatures: dict[str, int] | None = None
+        self.vector_store = VectorStore(conn, core.lock, embedder, core)
+        self.vector_sync = VectorSync(core, self.vector_store)
+        self.sync = IndexSync(core, self.vector_sync, self.vector_store)
+        self.trigram = TrigramBuild(core, self.sync)
+        self.keyword = FtsSearch(conn, core.lock, check_external=core.check_external,
+                                 ensure_trigram=self.trigram.ensure_trigram)
+        self.stats = RecallStatsStore(conn, core.lock, path)
+        # Every cache of what the tables hold is emptied by `core.invalidate()`.
+        core.on_invalidate(self.keyword.reset)
+        core.on_invalidate(self.vector_store.reset)
+        core.on_invalidate(self._forget_signatures)
+
+    # ------------------------------------------------------------------ the core's handles
+
+    @property
+    def path(self) -> str:
+        """The index file, or ":memory:"."""
+        return self.core.path
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.core.embedder
+
+    @property
+    def read_only(self) -> bool:
+        """True when this index never writes (`open(read_only=True)`)."""
+        return self.core.read_only
+
+    @property
+    def shared(self) -> SharedFile:
+        """The multi-process part (`SharedFile`), which the core owns."""
+        return self.core.shared
+
+    # The core's connection, lock and meta under the names the index's tests use.
+    @property
+    def _conn(self) -> apsw.Connection:
+        return self.core.conn
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self.core.lock
+
+    def _meta(self, key: str) -> str | None:
+        return self.core.meta(key)
+
+    def _has_vec_table(self) -> bool:
+        return self.core.has_vec_table()
+
+    def _invalidate(self) -> None:
+        self.core.invalidate()
 
     # ------------------------------------------------------------------ the parts' methods
 
@@ -246,6 +261,48 @@ class Index(VectorSync, IndexSync, TrigramBuild):
         """Why recall statistics could not be recorded, if they could not."""
         return self.stats.error
 
+    def update_files(self, vault: Vault, progress: Progress | None = None) -> IndexReport:
+        """Re-index what changed in `vault` since the last sync (the file watcher calls this)."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path}: opened read-only; cannot update")
+        start = time.perf_counter()
+        self.report = replace(
+            self.sync.sync(vault, progress), ms=(time.perf_counter() - start) * 1000
+        )
+        return self.report
+
+    def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None
+                     ) -> IndexReport:
+        """Embed what an `Index.open(..., defer_vectors=True)` left without a vector (any
+        thread; the progressive open runs it in the background). While it runs,
+        `embedding_progress()` says how far it is; `report` gets the vector counts after."""
+        start = time.perf_counter()
+        done = self.sync.fill_vectors(vault, progress)
+        if done is None:
+            return self.report
+        filled, now = done
+        self.report = replace(
+            self.report,
+            embedded=filled.embedded,
+            reused=filled.reused,
+            vectors=now.vectors,
+            embed_error=filled.error,
+            embedder=now.embedder,
+            embed_ms=filled.embed_ms,
+            ms=self.report.ms + (time.perf_counter() - start) * 1000,
+        )
+        return self.report
+
+    def embedding_progress(self) -> tuple[int, int] | None:
+        """`IndexSync.embedding_progress`: (texts embedded, texts to embed) while vectors
+        are pending or being made after a deferred open, None once they are all made."""
+        return self.sync.embedding_progress()
+
+    def ensure_trigram(self, vault: Vault | None = None) -> float | None:
+        """`TrigramBuild.ensure_trigram`: build the content trigram table on first need; the
+        ms it took, or None when it was there already."""
+        return self.trigram.ensure_trigram(vault)
+
     # ------------------------------------------------------------------ opening
 
     @classmethod
@@ -285,10 +342,11 @@ class Index(VectorSync, IndexSync, TrigramBuild):
                 if not target.exists():
                     target = _cache_index_path(vault.root)
             else:
-                target, note = resolve_index_path(vault.root)
-                if target is None:
+                found, note = resolve_index_path(vault.root)
+                if found is None:
                     return cls._open_in_memory(vault, embedder, progress, start, note,
                                                defer_vectors)
+                target = found
         else:
             target = Path(path)
         if read_only:
@@ -332,20 +390,20 @@ class Index(VectorSync, IndexSync, TrigramBuild):
             conn, rebuilt = _open_existing(target)
         for attempt in (1, 2):
             fresh = conn is None
-            if fresh:
+            if conn is None:
                 conn = _connect(str(target))
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 idx = cls(conn, str(target), embedder, read_only=False)
-                idx._defer_vectors = defer_vectors
                 if fresh:
                     idx._create_schema()
-                    idx._adopt_previous_cache(previous_cache_path(target))
+                    idx.vector_sync.adopt_previous_cache(previous_cache_path(target))
                 clear = None
                 if rebuild and not fresh:
                     clear = "all" if drop_cache else "index"
-                idx.report = idx._sync(vault, progress, start, clear=clear)
+                idx.report = idx.sync.sync(vault, progress, clear=clear,
+                                           defer_vectors=defer_vectors)
                 break
             except (apsw.CorruptError, apsw.NotADBError) as exc:
                 # Damage the open-time checks did not reach (see _open_existing): rebuild once.
@@ -357,7 +415,6 @@ class Index(VectorSync, IndexSync, TrigramBuild):
             except BaseException:
                 conn.close()
                 raise
-        idx._defer_vectors = False
         idx.report = replace(
             idx.report,
             rebuilt=(f"{target}: {rebuilt}; rebuilt from the vault" if rebuilt else None),
@@ -374,11 +431,7 @@ class Index(VectorSync, IndexSync, TrigramBuild):
         conn = _connect(":memory:")
         idx = cls(conn, ":memory:", embedder, read_only=False)
         idx._create_schema()
-        idx._defer_vectors = defer_vectors
-        try:
-            idx.report = idx._sync(vault, progress, start)
-        finally:
-            idx._defer_vectors = False
+        idx.report = idx.sync.sync(vault, progress, defer_vectors=defer_vectors)
         idx.report = replace(
             idx.report, location_note=note, ms=(time.perf_counter() - start) * 1000
         )
@@ -386,10 +439,11 @@ class Index(VectorSync, IndexSync, TrigramBuild):
 
     @classmethod
     def _open_read_only(
-        cls, vault: Vault, embedder: Embedder, target: Path, progress, start: float
+        cls, vault: Vault, embedder: Embedder, target: Path, progress: Progress | None,
+        start: float,
     ) -> Index:
         why = "no index file" if not target.exists() else None
-        conn = None
+        conn: apsw.Connection | None = None
         if why is None:
             try:
                 conn = _connect(str(target), read_only=True)
@@ -398,17 +452,17 @@ class Index(VectorSync, IndexSync, TrigramBuild):
                 why = f"{type(exc).__name__}: {exc}"
             if why is not None and conn is not None:
                 conn.close()
-        if why is None:
+        if why is None and conn is not None:
             idx = cls(conn, str(target), embedder, read_only=True)
-            idx._vectors_usable = idx._meta("embedder_key") == _embedder_key(embedder)
+            idx.core.vectors_usable = idx.core.meta("embedder_key") == _embedder_key(embedder)
             rows = {r[0]: r[1] for r in conn.execute("SELECT path, row_hash FROM memories")}
             changed = sum(
                 1
                 for m in vault.memories.values()
-                if rows.pop(m.path, None) != _row_hash(_row_fields(m))
+                if rows.pop(m.path, None) != row_hash(row_fields(m))
             )
             idx.report = replace(
-                idx._summary(),
+                summary(idx.core),
                 unchanged=len(vault.memories) - changed,
                 stale=changed + len(rows),
                 ms=(time.perf_counter() - start) * 1000,
@@ -417,8 +471,8 @@ class Index(VectorSync, IndexSync, TrigramBuild):
         conn = _connect(":memory:")
         idx = cls(conn, ":memory:", embedder, read_only=False)
         idx._create_schema()
-        idx.report = idx._sync(vault, progress, start)
-        idx.read_only = True
+        idx.report = idx.sync.sync(vault, progress)
+        idx.core.read_only = True
         idx.report = replace(
             idx.report,
             location_note=f"read-only: {target} not usable ({why}); index built in memory",
@@ -427,123 +481,35 @@ class Index(VectorSync, IndexSync, TrigramBuild):
         return idx
 
     def _create_schema(self) -> None:
-        with write_txn(self._conn):
+        conn = self.core.conn
+        with write_txn(conn):
             # Two processes may create the same new file at once: the second one finds the
             # tables made (inside its write lock) and uses them.
-            made = self._conn.execute(
-                "SELECT 1 FROM sqlite_schema WHERE name='meta'"
-            ).fetchone()
+            made = conn.execute("SELECT 1 FROM sqlite_schema WHERE name='meta'").fetchone()
             if made is not None:
                 return
-            self._conn.execute(_SCHEMA)
+            conn.execute(_SCHEMA)
             now = _now_iso()
-            self._set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
+            self.core.set_meta(schema_version=str(SCHEMA_VERSION), created=now, updated=now)
 
-    # ------------------------------------------------------------------ meta
-
-    def _meta(self, key: str) -> str | None:
-        if self._meta_cache is None:
-            self._meta_cache = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        return self._meta_cache.get(key)
-
-    def _set_meta(self, **values: str) -> None:
-        # Only what differs is written, so opening an unchanged index writes nothing.
-        current = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        changes = [(k, v) for k, v in values.items() if current.get(k) != v]
-        self._meta_cache = self._info_cache = None
-        self._conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", changes)
-
-    def _del_meta(self, key: str) -> None:
-        self._meta_cache = self._info_cache = None
-        self._conn.execute("DELETE FROM meta WHERE key=?", (key,))
-
-    def _has_vec_table(self) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM sqlite_schema WHERE name='memory_vectors'"
-        ).fetchone()
-        return row is not None
+    # ------------------------------------------------------------------ what it holds
 
     @property
-    def embedder_info(self) -> dict:
+    def embedder_info(self) -> dict[str, Any]:
         """The embedder the stored vectors were made with, how many there are, and any problem."""
-        with self._lock:
-            if self._info_cache is not None:
-                return dict(self._info_cache)
-            dim = int(self._meta("embedder_dim") or 0)
-            vectors = self._count_vectors()
-            total = self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-            self._info_cache = {
-                "name": self._meta("embedder_name") or "none",
-                "model": self._meta("embedder_model") or "",
-                "dim": dim,
-                "vectors": vectors,
-                "memories": total,
-                "error": self._meta("embed_error") or None,
-                "usable": self._vectors_usable and vectors > 0,
-            }
-            return dict(self._info_cache)
+        return self.core.embedder_info()
 
-    def _count_vectors(self) -> int:
-        # Cached: a count(*) of the vec0 table reads all of it (~2 ms at 10k memories), and
-        # every recall asks twice. `_invalidate` resets it whenever vectors change.
-        if self._nvec is None:
-            self._nvec = (
-                self._conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
-                if self._has_vec_table()
-                else 0
-            )
-        return self._nvec
-
-    def _summary(self) -> IndexReport:
-        turns = self._conn.execute("SELECT count(*) FROM turns").fetchone()[0]
-        return IndexReport(
-            path=self.path,
-            vectors=self._count_vectors(),
-            turns=turns,
-            embed_error=self._meta("embed_error") or None,
-            embedder=f"{self._meta('embedder_name') or 'none'} {self._meta('embedder_model') or ''}".strip(),
-        )
-
-    # ------------------------------------------------------------------ caches
-
-    def _clear(self, what: str) -> None:
-        """Empty the index for a rebuild, inside the caller's write transaction (the tables:
-        `SharedFile.clear_tables`), vectors parked first unless `what="all"`, then every
-        cache of what the tables held."""
-        if what != "all":
-            self.park_all_vectors()  # vectors once: they wait in the cache for the rebuild
-        self.shared.clear_tables(what)
-        self._meta_cache = self._info_cache = None
-        self._row_hashes.clear()
-        self._synced = ([], [])
-        self._stored = self._novec = None
-        self.vector_store.query_cache.clear()
-        self._invalidate()
-
-    def _check_external(self) -> None:
-        """`SharedFile.check_external`: drop the caches when another process wrote."""
-        self.shared.check_external()
-
-    def _bump_generation(self) -> None:
-        """`SharedFile.bump_generation`, and forget the meta cache it made stale."""
-        self.shared.bump_generation()
-        self._meta_cache = self._info_cache = None
-
-    def _invalidate(self) -> None:
-        self._nvec = None
-        self._meta_cache = self._info_cache = None
-        self.keyword.reset()
-        self.vector_store.reset()
+    def _forget_signatures(self) -> None:
         self._signatures = None
 
     def signatures(self) -> dict[str, int]:
         """The BITS-bit signature of every memory's embedded text, by id."""
-        with self._lock:
-            self._check_external()
+        with self.core.lock:
+            self.core.check_external()
             if self._signatures is None:
                 self._signatures = {
-                    mid: from_bytes(blob)
-                    for mid, blob in self._conn.execute("SELECT id, signature FROM signatures")
+                    str(mid): from_bytes(blob)
+                    for mid, blob in self.core.conn.execute("SELECT id, signature FROM signatures")
                 }
             return dict(self._signatures)
 
@@ -551,20 +517,18 @@ class Index(VectorSync, IndexSync, TrigramBuild):
 
     def edges(self) -> list[tuple[str, str, str, str]]:
         """Every stored edge as (subject, relation, object, memory_id)."""
-        with self._lock:
+        with self.core.lock:
             return [
-                tuple(r)
-                for r in self._conn.execute(
+                (str(s), str(r), str(o), str(m))
+                for s, r, o, m in self.core.conn.execute(
                     "SELECT subject, relation, object, memory_id FROM edges"
                     " ORDER BY memory_id, rowid"
                 )
             ]
 
-    # ------------------------------------------------------------------ misc
-
     def memory_count(self) -> int:
-        with self._lock:
-            return self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        with self.core.lock:
+            return self.core.scalar("SELECT count(*) FROM memories")
 
     def size_bytes(self) -> int:
         """Bytes on disk of the index file and its WAL (0 for an in-memory index)."""
@@ -574,44 +538,10 @@ class Index(VectorSync, IndexSync, TrigramBuild):
 
     def close(self) -> None:
         """Close the connection (a WAL checkpoint folds the log into the file)."""
-        with self._lock:
-            if self._conn is not None:
-                if not self.read_only:
-                    with contextlib.suppress(apsw.Error):
-                        # Best effort: with other processes on the file the checkpoint may
-                        # have to wait for them; closing must not (they checkpoint later).
-                        self._conn.set_busy_timeout(50)
-                        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.close()
-                self._conn = None  # type: ignore[assignment]
+        self.core.close()
 
     def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Facts:
-    """What the vector part asks its index (`vectors.IndexFacts`), answered by the index
-    that owns the meta cache, the vector count and the external-change check."""
-
-    def __init__(self, index: Index) -> None:
-        self._index = index
-
-    def meta(self, key: str) -> str | None:
-        return self._index._meta(key)
-
-    def has_vec_table(self) -> bool:
-        return self._index._has_vec_table()
-
-    def count_vectors(self) -> int:
-        return self._index._count_vectors()
-
-    def check_external(self) -> None:
-        self._index._check_external()
-
-    @property
-    def vectors_usable(self) -> bool:
-        return self._index._vectors_usable
-

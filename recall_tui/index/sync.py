@@ -1,30 +1,41 @@
 """Incremental indexing: bringing the index up to date with a vault.
 
-`IndexSync` is the part of `Index` that writes memories and turns (`update_files`, `_sync`):
-a memory is re-indexed only when its row hash (everything the index stores about it but its
-mtime) changed. `IndexReport` says what one run did. Vectors are filled in afterwards by
-`VectorSync._sync_vectors`. Headless.
+`IndexSync` is the part of `Index` (`Index.sync`) that writes memories and turns (`sync`): a
+memory is re-indexed only when its row hash (everything the index stores about it but its
+mtime, `rows.RowFields`) changed. It is given the index's core, its vector sync (told which
+rows were added or removed, and run after the text) and its vector store (whose turn matrix
+and query cache it empties); it owns its bookkeeping of the last sync (the row-hash memo, what
+the memories table held) and the progressive open's pending vectors (`fill_vectors`,
+`embedding_progress`). `IndexReport` says what one run did. Headless.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import time
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
-from typing import NamedTuple
 
+from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.fts import FTS_COLUMNS
-from recall_tui.index.schema import IndexFileError, _now_iso, write_txn
+from recall_tui.index.rows import (
+    RowFields,
+    embed_text,
+    row_fields,
+    row_hash,
+    sha,
+    trigram_content,
+)
+from recall_tui.index.schema import _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
+from recall_tui.index.vector_sync import VectorFill, VectorSync
+from recall_tui.index.vectors import VectorStore
 from recall_tui.vault.model import Memory, Turn, Vault
 
-Progress = Callable[[int, int, str], None]
-
+__all__ = ["IndexReport", "IndexSync", "Progress", "embed_text", "summary", "trigram_content"]
 
 @dataclass(frozen=True)
 class IndexReport:
@@ -76,87 +87,6 @@ class IndexReport:
 
 
 
-def embed_text(memory: Memory) -> str:
-    """The text a memory's vector (and signature) is made from.
-
-    Title, recall_when phrases, summary and the body without its generated `## Related`
-    section: the fields that say what the memory is about. Tags, keywords and paths are left
-    to the keyword channels, where exact tokens matter more than meaning.
-    """
-    parts = [memory.title, *memory.recall_when, memory.summary, memory.body_without_related]
-    return "\n".join(p.strip() for p in parts if p and p.strip())
-
-
-def trigram_content(memory: Memory) -> str:
-    """The `content` column of the trigram table: every text field a fuzzy match may hit."""
-    parts = [
-        memory.title,
-        *memory.recall_when,
-        *memory.tags,
-        *memory.keywords,
-        memory.summary,
-        memory.body_without_related,
-    ]
-    return "\n".join(p for p in parts if p)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class RowFields(NamedTuple):
-    """Everything the index stores about a memory but its mtime (the row hash covers these,
-    in this order: a NamedTuple is hashed as the plain tuple it is)."""
-
-    id: str
-    path: str
-    content_hash: str
-    role: str
-    status: str
-    type: str
-    scope: str
-    topic_key: str
-    title: str
-    recall_when: str
-    tags: str
-    keywords: str
-    summary: str
-    topic_path: str
-    body: str
-    original: str
-    edges: tuple[tuple[str, str, str], ...]
-
-
-def _row_fields(m: Memory) -> RowFields:
-    """The memory's `RowFields`."""
-    return RowFields(
-        m.id,
-        m.path,
-        m.content_hash,
-        m.role.value,
-        m.status,
-        m.type,
-        m.scope,
-        m.topic_key or "",
-        m.title,
-        "\n".join(m.recall_when),
-        "\n".join(m.tags),
-        "\n".join(m.keywords),
-        m.summary,
-        m.topic_path,
-        m.body,
-        m.original or "",
-        tuple((e.subject, e.relation, e.object) for e in m.edges),
-    )
-
-
-def _row_hash(fields: RowFields) -> str:
-    # The reader resolves some fields from more than the file's bytes (defaults, links checked
-    # against the rest of the vault), so comparing what is stored is safer than the file hash.
-    # The mtime is left out: touching a file must not re-index it.
-    return _sha(json.dumps(fields, default=str, ensure_ascii=False))
-
-
 def _stale_view(root: str, m: Memory) -> bool:
     """True when `m`'s file changed on disk after `m` was read from it. A file that is gone
     is not a stale view (the removal is someone else's to index, or the vault was built in
@@ -167,40 +97,81 @@ def _stale_view(root: str, m: Memory) -> bool:
         return False
 
 
+def summary(core: IndexCore) -> IndexReport:
+    """What the index holds now (vectors, turns, the embedder and its error), as a report."""
+    return IndexReport(
+        path=core.path,
+        vectors=core.count_vectors(),
+        turns=core.scalar("SELECT count(*) FROM turns"),
+        embed_error=core.meta("embed_error") or None,
+        embedder=f"{core.meta('embedder_name') or 'none'} {core.meta('embedder_model') or ''}".strip(),
+    )
+
+
 class IndexSync:
-    """The incremental update of `Index` (a mixin: it uses the Index's connection, locks,
-    caches and `_sync_vectors`)."""
+    """The incremental update part of `Index`: given the core, the vector sync and the
+    vector store; owns the sync lock and what it knows of the last sync."""
 
-    def update_files(self, vault: Vault, progress: Progress | None = None) -> IndexReport:
-        """Re-index what changed in `vault` since the last sync (the file watcher calls this)."""
-        if self.read_only:
-            raise IndexFileError(f"{self.path}: opened read-only; cannot update")
-        start = time.perf_counter()
-        self.report = replace(
-            self._sync(vault, progress, start), ms=(time.perf_counter() - start) * 1000
-        )
-        return self.report
+    def __init__(self, core: IndexCore, vectors: VectorSync, store: VectorStore) -> None:
+        self._core = core
+        self._conn = core.conn
+        self._lock = core.lock
+        self._vectors = vectors
+        self._store = store
+        # Syncs run one at a time in this process (a sync, a progressive open's embedding).
+        self._sync_lock = threading.Lock()
+        # Row hashes by memory id, with the Memory object each was computed from.
+        self._row_hashes: dict[str, tuple[Memory, str]] = {}
+        # The vault's keys and objects at the last committed sync.
+        self._synced: tuple[list[str], list[Memory]] = ([], [])
+        # (PRAGMA data_version, path -> (rowid, row hash, mtime)) after the last sync.
+        self._stored: tuple[int, dict[str, tuple[int, str, float]]] | None = None
+        # Whether the content trigram table is kept up to date (`trigram_built`).
+        self._trigram_on = False
+        self.last_vault: Vault | None = None
+        """The vault of the last sync (what `ensure_trigram` builds from by default)."""
+        # Progressive open (`sync(defer_vectors=True)`, `fill_vectors`): the vault whose
+        # vectors are still to be made, and (done, total) while they are being made.
+        self._pending_vault: Vault | None = None
+        self.embedding: tuple[int, int] | None = None
 
-    def _sync(
-        self, vault: Vault, progress: Progress | None, start: float, clear: str | None = None
+    def row_hash_of(self, m: Memory) -> str:
+        """`m`'s row hash, from the memo when the last sync hashed this very object."""
+        hit = self._row_hashes.get(m.id)
+        return hit[1] if hit is not None and hit[0] is m else row_hash(row_fields(m))
+
+    def trigram_built(self) -> None:
+        """The content trigram table now exists (`ensure_trigram`, inside its write): keep
+        it up to date, and forget the stored row hashes (rows were marked for re-indexing)."""
+        self._trigram_on = True
+        self._stored = None
+
+    def sync(
+        self, vault: Vault, progress: Progress | None, clear: str | None = None,
+        defer_vectors: bool = False,
     ) -> IndexReport:
-        # Syncs run one at a time in this process; queries only wait for `_lock`, which a
-        # sync holds while it writes. Other processes may sync the same file at the same time:
-        # every write is a `BEGIN IMMEDIATE` transaction that re-reads what it depends on
-        # inside the write lock (see docs/data-safety.md). `clear` ("index" or "all") empties
-        # the index first, in the same transaction (a rebuild, see `Index._clear`).
+        """Bring the index up to date with `vault`: the text, then the vectors (unless
+        `defer_vectors` leaves them to `fill_vectors`).
+
+        Syncs run one at a time in this process; queries only wait for the lock, which a
+        sync holds while it writes. Other processes may sync the same file at the same time:
+        every write is a `BEGIN IMMEDIATE` transaction that re-reads what it depends on
+        inside the write lock (see docs/data-safety.md). `clear` ("index" or "all") empties
+        the index first, in the same transaction (a rebuild, see `_clear`)."""
         with self._sync_lock:
             try:
-                return self._sync_locked(vault, progress, clear)
+                return self._sync_locked(vault, progress, clear, defer_vectors)
             except BaseException:
                 # A rolled-back write may have left caches describing what was not committed.
                 with self._lock:
-                    self._invalidate()
-                    self._stored = self._novec = None
+                    self._core.invalidate()
+                    self._stored = None
+                    self._vectors.forget_missing()
                 raise
 
     def _sync_locked(
-        self, vault: Vault, progress: Progress | None, clear: str | None = None
+        self, vault: Vault, progress: Progress | None, clear: str | None = None,
+        defer_vectors: bool = False,
     ) -> IndexReport:
         conn = self._conn
         with self._lock, write_txn(conn):
@@ -211,19 +182,19 @@ class IndexSync:
             self._trigram_on = conn.execute(
                 "SELECT 1 FROM meta WHERE key='trigram' AND value='1'"
             ).fetchone() is not None
-            self._last_vault = vault
+            self.last_vault = vault
             # What the memories table holds, from the last sync when no other connection has
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            version = self._core.scalar("PRAGMA data_version")
             prev = self._stored[1] if self._stored and self._stored[0] == version else None
             if self._stored is not None and prev is None:
                 # Another process wrote since our last sync: every cache of what the tables
                 # hold (vectors, bm25 replicas, signatures) may describe rows it replaced.
-                self._invalidate()
+                self._core.invalidate()
             self._stored = None
             if prev is None:
-                self._novec = None  # someone else wrote: ask the vector table again
+                self._vectors.forget_missing()  # someone else wrote: ask the vector table
             # Row hashes by memory id, kept with the Memory object they were computed from:
             # a vault that keeps unchanged memories' objects (the watcher's re-read, the
             # bench) costs a json.dumps + sha256 only for what changed (~25 us each).
@@ -264,8 +235,8 @@ class IndexSync:
                 if hit is not None and hit[0] is m:
                     fields, rh = None, hit[1]
                 else:
-                    fields = _row_fields(m)
-                    rh = _row_hash(fields)
+                    fields = row_fields(m)
+                    rh = row_hash(fields)
                     memo[m.id] = (m, rh)
                 old = stored.pop(m.path, None)
                 if old is not None and old[1] == rh:
@@ -289,7 +260,7 @@ class IndexSync:
                 else:
                     updated += 1
                 after.pop(m.path, None)
-                changed.append((m, fields if fields is not None else _row_fields(m), rh))
+                changed.append((m, fields if fields is not None else row_fields(m), rh))
             removed_rowids = [old[0] for old in stored.values()]
             changed_paths = [m.path for m, _, _ in changed]
             with conn:
@@ -300,22 +271,20 @@ class IndexSync:
                         old_rows.append(row[0])
                 for rowid in old_rows:
                     self._delete_memory(rowid)
-                    if self._novec is not None:
-                        self._novec.discard(rowid)
+                    self._vectors.note_removed(rowid)
                 for m, fields, rh in changed:
                     rowid = self._insert_memory(m, fields, rh)
                     after[m.path] = (rowid, rh, m.mtime)
-                    if self._novec is not None:
-                        self._novec.add(rowid)
+                    self._vectors.note_added(rowid)
                 conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
                 turns_changed = self._sync_turns(vault.turns)
                 if changed or removed_rowids or touched or turns_changed:
-                    self._set_meta(updated=_now_iso())
+                    self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
-                    self._bump_generation()
+                    self._core.bump_generation()
             if changed or removed_rowids:
-                self._invalidate()
-            if not deferred and conn.execute("PRAGMA data_version").fetchone()[0] == version:
+                self._core.invalidate()
+            if not deferred and self._core.scalar("PRAGMA data_version") == version:
                 self._stored = (version, after)
                 self._synced = (keys, objs)
         if stale_added:
@@ -324,39 +293,38 @@ class IndexSync:
             from recall_tui.vault.reader import read_vault
 
             vault = read_vault(vault.root)
-            again = self._sync_locked(vault, None)
+            again = self._sync_locked(vault, None, None, defer_vectors)
             updated += again.updated
-        if self._defer_vectors and not self._vectors_complete():
+        if defer_vectors and not self._vectors.complete():
             # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
             # (When every vector already exists nothing is deferred: the sync below finds
             # nothing to embed and `embedding_progress()` stays None.)
-            embedded, reused, embed_ms, error = 0, 0, 0.0, None
+            filled = VectorFill(0, 0, 0.0, None)
             self._pending_vault = vault
         else:
-            embedded, reused, embed_ms, error = self._sync_vectors(vault, progress)
+            filled = self._vectors.fill(vault, progress)
         with self._lock:
-            summary = self._summary()
+            now = summary(self._core)
         return replace(
-            summary,
+            now,
             added=added,
             updated=updated,
             removed=len(removed_rowids),
             unchanged=unchanged + deferred,
-            embedded=embedded,
-            reused=reused,
-            embed_error=error,
-            embed_ms=embed_ms,
+            embedded=filled.embedded,
+            reused=filled.reused,
+            embed_error=filled.error,
+            embed_ms=filled.embed_ms,
         )
 
     def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None
-                     ) -> IndexReport:
-        """Embed what an `Index.open(..., defer_vectors=True)` left without a vector (any
-        thread; the progressive open runs it in the background). While it runs,
-        `embedding_progress()` says how far it is; `report` gets the vector counts after."""
-        start = time.perf_counter()
+                     ) -> tuple[VectorFill, IndexReport] | None:
+        """Embed what a `sync(..., defer_vectors=True)` left without a vector (any thread);
+        while it runs, `embedding_progress()` says how far it is. What it did and the index's
+        summary after, or None when no vault was left pending and none is given."""
         vault = vault or self._pending_vault
         if vault is None:
-            return self.report
+            return None
         with self._sync_lock:
             # Until the first batch says how many texts need the embedder: every memory.
             self.embedding = (0, len(vault.memories))
@@ -367,23 +335,12 @@ class IndexSync:
                     progress(done, total, phase)
 
             try:
-                embedded, reused, embed_ms, error = self._sync_vectors(vault, track)
+                filled = self._vectors.fill(vault, track)
             finally:
                 self.embedding = None
                 self._pending_vault = None
         with self._lock:
-            summary = self._summary()
-        self.report = replace(
-            self.report,
-            embedded=embedded,
-            reused=reused,
-            vectors=summary.vectors,
-            embed_error=error,
-            embedder=summary.embedder,
-            embed_ms=embed_ms,
-            ms=self.report.ms + (time.perf_counter() - start) * 1000,
-        )
-        return self.report
+            return filled, summary(self._core)
 
     def embedding_progress(self) -> tuple[int, int] | None:
         """(texts embedded, texts to embed) while vectors are pending or being made after a
@@ -400,8 +357,8 @@ class IndexSync:
         if row is None:
             return
         mid = row[0]
-        if self._has_vec_table():
-            self.park_memory_vector(rowid)  # vectors once: its vector moves to the cache
+        if self._core.has_vec_table():
+            self._vectors.park_memory_vector(rowid)  # vectors once: its vector moves to the cache
             conn.execute("DELETE FROM memory_vectors WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         conn.execute("DELETE FROM memories_fts WHERE rowid=?", (rowid,))
@@ -411,7 +368,7 @@ class IndexSync:
         conn.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         conn.execute("DELETE FROM signatures WHERE id=?", (mid,))
 
-    def _insert_memory(self, m: Memory, fields: RowFields, row_hash: str) -> int:
+    def _insert_memory(self, m: Memory, fields: RowFields, rh: str) -> int:
         """Insert one memory into every table; returns its rowid."""
         conn = self._conn
         text = embed_text(m)
@@ -421,7 +378,7 @@ class IndexSync:
         conn.execute(
             "INSERT INTO memories(id, path, content_hash, row_hash, embed_hash, mtime, role,"
             " status, type, scope, topic_key) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (mid, fields.path, fields.content_hash, row_hash, _sha(text), m.mtime, fields.role,
+            (mid, fields.path, fields.content_hash, rh, sha(text), m.mtime, fields.role,
              fields.status, fields.type, fields.scope, fields.topic_key),
         )
         rowid = conn.last_insert_rowid()
@@ -468,21 +425,35 @@ class IndexSync:
         }
         for t in turns:
             at = t.at.isoformat() if t.at else None
-            rh = _sha(json.dumps([t.role, t.text, at, t.path, t.line]))
+            rh = sha(json.dumps([t.role, t.text, at, t.path, t.line]))
             old = stored.pop(t.id, None)
             if old is not None and old[1] == rh:
                 continue
             changed = True
             if old is not None:
-                self.park_turn_vectors([old[0]])
+                self._vectors.park_turn_vectors([old[0]])
                 conn.execute("DELETE FROM turns WHERE rowid=?", (old[0],))
             conn.execute(
                 "INSERT INTO turns(id, session_id, seq, role, text, at, path, row_hash, text_hash)"
                 " VALUES (?,?,?,?,?,?,?,?,?)",
-                (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, _sha(t.text)),
+                (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, sha(t.text)),
             )
-        self.park_turn_vectors([r for r, _ in stored.values()])
+        self._vectors.park_turn_vectors([r for r, _ in stored.values()])
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
         if changed or stored:
-            self.vector_store.forget_turn_vectors()
+            self._store.forget_turn_vectors()
         return changed or bool(stored)
+
+    def _clear(self, what: str) -> None:
+        """Empty the index for a rebuild, inside the caller's write transaction (the tables:
+        `SharedFile.clear_tables`), vectors parked first unless `what="all"`, then every
+        cache of what the tables held."""
+        if what != "all":
+            self._vectors.park_all_vectors()  # vectors once: they wait in the cache
+        self._core.shared.clear_tables(what)
+        self._row_hashes.clear()
+        self._synced = ([], [])
+        self._stored = None
+        self._vectors.forget_missing()
+        self._store.forget_queries()
+        self._core.invalidate()

@@ -2,20 +2,28 @@
 
 Only `fuzzy.trigram_mode = "scan"` (abmind's preset) reads `memories_trigram`, and it was a
 third of the index on disk, so a sync fills it only once `ensure_trigram` has built it (the
-`trigram` flag in `meta`). `TrigramBuild` is a mixin of `Index`. Headless.
+`trigram` flag in `meta`). `TrigramBuild` is the part of `Index` (`Index.trigram`) that builds
+it: given the index's core and its sync (the vault of the last sync, its row-hash memo, and
+`trigram_built` to keep the table up to date from then on). Headless.
 """
 
 from __future__ import annotations
 
 import time
 
+from recall_tui.index.core import IndexCore
+from recall_tui.index.rows import trigram_content
 from recall_tui.index.schema import IndexFileError, write_txn
-from recall_tui.index.sync import _row_fields, _row_hash, trigram_content
+from recall_tui.index.sync import IndexSync
 from recall_tui.vault.model import Vault
 
 
 class TrigramBuild:
-    """`ensure_trigram` (a mixin: it uses the Index's connection, locks and caches)."""
+    """`ensure_trigram`, over the index's core and its sync."""
+
+    def __init__(self, core: IndexCore, sync: IndexSync) -> None:
+        self._core = core
+        self._sync = sync
 
     def ensure_trigram(self, vault: Vault | None = None) -> float | None:
         """Build the content trigram table if it is not there yet; the ms it took, or None
@@ -25,45 +33,42 @@ class TrigramBuild:
         `BEGIN IMMEDIATE` transaction that re-checks inside the lock (another process may have
         built it); a row whose stored text is not the one in `vault` is marked for re-indexing
         (its `row_hash` emptied), so the next sync, by any process, gives it its trigrams."""
-        with self._lock:
-            if self._meta("trigram") == "1":
+        core = self._core
+        with core.lock:
+            if core.meta("trigram") == "1":
                 return None
-        if self.read_only:
-            raise IndexFileError(f"{self.path}: the trigram index (fuzzy scan mode) is not "
+        if core.read_only:
+            raise IndexFileError(f"{core.path}: the trigram index (fuzzy scan mode) is not "
                                  "built and this index is opened read-only")
-        vault = vault or self._last_vault
+        vault = vault or self._sync.last_vault
         if vault is None:
-            raise IndexFileError(f"{self.path}: no vault to build the trigram index from")
+            raise IndexFileError(f"{core.path}: no vault to build the trigram index from")
         start = time.perf_counter()
-        conn = self._conn
-        # Not under `_sync_lock`: a progressive open's embedding holds it for minutes; the
-        # writes of syncs and vector batches hold `_lock`, which serialises this with them.
-        with self._lock, write_txn(conn):
+        conn = core.conn
+        # Not under the sync lock: a progressive open's embedding holds it for minutes; the
+        # writes of syncs and vector batches hold the core's lock, which serialises this
+        # with them.
+        with core.lock, write_txn(conn):
             if conn.execute(
                 "SELECT 1 FROM meta WHERE key='trigram' AND value='1'"
             ).fetchone() is not None:
-                self._meta_cache = None
+                core.forget_meta()
                 return None
             conn.execute("INSERT INTO memories_trigram(memories_trigram) VALUES ('delete-all')")
             by_path = {m.path: m for m in vault.memories.values()}
-            memo = self._row_hashes
-            stale: list[tuple[int]] = []
+            stale: list[tuple[object]] = []
             for rowid, path, stored in conn.execute(
                 "SELECT rowid, path, row_hash FROM memories"
             ).fetchall():
-                m = by_path.get(path)
-                hit = memo.get(m.id) if m is not None else None
-                rh = hit[1] if hit is not None and hit[0] is m else (
-                    _row_hash(_row_fields(m)) if m is not None else None)
-                if rh != stored:
+                m = by_path.get(str(path))
+                if m is None or self._sync.row_hash_of(m) != stored:
                     stale.append((rowid,))
                     continue
                 conn.execute("INSERT INTO memories_trigram(rowid, content) VALUES (?,?)",
                              (rowid, trigram_content(m)))
             conn.executemany("UPDATE memories SET row_hash='' WHERE rowid=?", stale)
-            self._set_meta(trigram="1")
-            self._bump_generation()
-            self._trigram_on = True
-            self._stored = None  # the row hashes changed
-            self._invalidate()
+            core.set_meta(trigram="1")
+            core.bump_generation()
+            self._sync.trigram_built()
+            core.invalidate()
         return (time.perf_counter() - start) * 1000

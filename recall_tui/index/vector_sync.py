@@ -1,7 +1,7 @@
 """Filling the vectors: every memory and turn gets one, each vector stored once (schema 4).
 
-`VectorSync` is the part of `Index` that gives memories and turns their vectors after a text
-sync (`_sync_vectors`). A vector lives in exactly one place: on its memory (the vec0 table
+`VectorSync` is the part of `Index` (`Index.vector_sync`) that gives memories and turns their
+vectors after a text sync (`fill`). A vector lives in exactly one place: on its memory (the vec0 table
 `memory_vectors`) or turn (`turns.vector`) while one has that text, else in `embed_cache`,
 keyed by (embedder, text hash), so an edit and back, a rename, a rebuild or switching the
 embedder and back costs no embedding. A vector moves, in the transaction that changes its
@@ -22,14 +22,21 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple, cast
 
 import apsw
 import numpy as np
 
+from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.embed import Embedder, EmbedderUnavailable
+from recall_tui.index.rows import embed_text, sha
 from recall_tui.index.schema import remove_index_files, write_txn
-from recall_tui.index.sync import Progress, _sha, embed_text
+from recall_tui.index.vectors import VectorStore
 from recall_tui.vault.model import Vault
+
+# apsw types a column as any SQLite value; the casts below name what the schema stores.
+_NeedRow = tuple[int, str, str, str]
+"""A memory row still without a vector: (rowid, embed_hash, id, path)."""
 
 #: Texts embedded per call while building, each chunk committed on its own: progress moves,
 #: and a failure or a kill loses at most one chunk of embedding work.
@@ -65,16 +72,57 @@ _HELD_ELSEWHERE = (
 )
 
 
+class VectorFill(NamedTuple):
+    """What one `VectorSync.fill` did."""
+
+    embedded: int
+    """Texts sent to the embedder."""
+    reused: int
+    """Memories and turns whose vector was kept or taken from storage."""
+    embed_ms: float
+    """Time spent in the embedder."""
+    error: str | None
+    """Why some or all vectors are missing, else None."""
+
+
 class VectorSync:
-    """The vector filling half of `Index` (a mixin: it uses the Index's connection, lock,
-    meta and caches)."""
+    """The vector filling part of `Index` (`Index.vector_sync`): given the index's core and
+    its vector store (whose caches it empties through `forget_queries` and the core's
+    `invalidate`), it owns which memory rows still lack a vector (`note_added`,
+    `note_removed`, `forget_missing`)."""
+
+    def __init__(self, core: IndexCore, store: VectorStore) -> None:
+        self._core = core
+        self._conn = core.conn
+        self._lock = core.lock
+        self._store = store
+        self._novec: set[int] | None = None
+        """Rowids of memories without a vector after the last sync (None: unknown, ask
+        SQLite)."""
+
+    # ------------------------------------------------------------------ the rows lacking one
+
+    def forget_missing(self) -> None:
+        """Another process wrote, or a write was rolled back: which rows lack a vector is
+        asked of SQLite again."""
+        self._novec = None
+
+    def note_added(self, rowid: int) -> None:
+        """Memory `rowid` was inserted (it has no vector yet)."""
+        if self._novec is not None:
+            self._novec.add(rowid)
+
+    def note_removed(self, rowid: int) -> None:
+        """Memory `rowid` was deleted."""
+        if self._novec is not None:
+            self._novec.discard(rowid)
 
     # ------------------------------------------------------------------ moving vectors
 
     def park_memory_vector(self, rowid: int) -> None:
         """Inside a write transaction, before memory `rowid` loses its vector row: keep the
         vector in the embedding cache (its text may come back, or another memory have it)."""
-        if self._has_vec_table():
+        if self._core.has_vec_table():
             held = _HELD_ELSEWHERE.format(h="m.embed_hash", mem="m.rowid", turn="-1")
             self._conn.execute(_PARK_MEMORY + f" AND m.rowid = ? AND NOT ({held})", (rowid,))
 
@@ -83,7 +131,7 @@ class VectorSync:
         if not rowids:
             return
         held = _HELD_ELSEWHERE.format(h="turns.text_hash", mem="-1", turn="turns.rowid")
-        if not self._has_vec_table():
+        if not self._core.has_vec_table():
             held = held.split(" OR ", 1)[1]
         self._conn.executemany(_PARK_TURN + f" AND rowid = ? AND NOT ({held})",
                                [(r,) for r in rowids])
@@ -93,18 +141,18 @@ class VectorSync:
         embedder): cache them all, under the embedder that made them."""
         if self._meta_owner() is None:
             return
-        if self._has_vec_table():
+        if self._core.has_vec_table():
             self._conn.execute(_PARK_MEMORY)
         self._conn.execute(_PARK_TURN)
 
     def _meta_owner(self) -> tuple[str, int] | None:
-        rows = dict(self._conn.execute(
+        rows = dict(cast("list[tuple[str, str]]", self._conn.execute(
             "SELECT key, value FROM meta WHERE key IN ('embedder_key', 'embedder_dim')"
-        ).fetchall())
+        ).fetchall()))
         key, dim = rows.get("embedder_key") or "", int(rows.get("embedder_dim") or 0)
         return (key, dim) if key and dim > 0 else None
 
-    def _adopt_previous_cache(self, keep: Path) -> None:
+    def adopt_previous_cache(self, keep: Path) -> None:
         """A new file replacing an older schema's: take the old embedding cache (see
         `schema._keep_old_cache`) into this one, then delete it; the sync that follows moves
         each vector onto its memory (so an upgrade embeds nothing already embedded)."""
@@ -125,62 +173,59 @@ class VectorSync:
 
     # ------------------------------------------------------------------ the sync
 
-    def _sync_vectors(
-        self, vault: Vault, progress: Progress | None
-    ) -> tuple[int, int, float, str | None]:
-        """Give every memory and turn a vector from storage or the embedder.
-
-        Returns (embedded, reused, embed ms, error). Vectors made by another embedder or model
+    def fill(self, vault: Vault, progress: Progress | None) -> VectorFill:
+        """Give every memory and turn a vector from storage or the embedder. Vectors made by another embedder or model
         are parked in the cache first, so switching back costs no embedding.
         """
         conn = self._conn
-        emb = self.embedder
+        emb = self._core.embedder
         key = _embedder_key(emb)
         if emb.name == "none":
             with self._lock, write_txn(conn):
                 self._drop_vectors()
-                self._set_meta(
+                self._core.set_meta(
                     embedder_name="none",
                     embedder_model="",
                     embedder_dim="0",
                     embedder_key=key,
                     embed_error="no embedder: vectors off",
                 )
-            return 0, 0, 0.0, "no embedder: vectors off"
+            return VectorFill(0, 0, 0.0, "no embedder: vectors off")
         try:
             dim = emb.dim
         except EmbedderUnavailable as exc:
             with self._lock, write_txn(conn):
                 self._drop_vectors()
-                self._set_meta(
+                self._core.set_meta(
                     embedder_name=emb.name,
                     embedder_model=emb.model,
                     embedder_dim="0",
                     embedder_key=key,
                     embed_error=exc.reason,
                 )
-            return 0, 0, 0.0, exc.reason
+            return VectorFill(0, 0, 0.0, exc.reason)
         with self._lock, write_txn(conn):
-            self._meta_cache = None  # another process may have changed it
-            if self._meta("embedder_key") != key or self._meta("embedder_dim") != str(dim):
+            self._core.forget_meta()  # another process may have changed it
+            if self._core.meta("embedder_key") != key or self._core.meta("embedder_dim") != str(dim):
                 self._drop_vectors()
-            if not self._has_vec_table():
+            if not self._core.has_vec_table():
                 conn.execute(
                     f"CREATE VIRTUAL TABLE memory_vectors USING vec0("
                     f"embedding float[{int(dim)}] distance_metric=cosine)"
                 )
-            self._set_meta(
+            self._core.set_meta(
                 embedder_name=emb.name,
                 embedder_model=emb.model,
                 embedder_dim=str(dim),
                 embedder_key=key,
             )
             # Only ids and hashes (and the path to rebuild a memory's text from): no texts.
+            need_mem_rows: list[_NeedRow]
             if self._novec is None:
-                need_mem_rows = conn.execute(
+                need_mem_rows = cast("list[_NeedRow]", conn.execute(
                     "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid NOT IN "
                     "(SELECT rowid FROM memory_vectors)"
-                ).fetchall()
+                ).fetchall())
             else:
                 # The rows without a vector are known (those inserted since the last sync and
                 # any it could not embed): no scan of the vec0 table (~15 ms at 10k).
@@ -188,18 +233,18 @@ class VectorSync:
                 todo_rows = sorted(self._novec)
                 for i in range(0, len(todo_rows), TAKE_BATCH):
                     part = todo_rows[i : i + TAKE_BATCH]
-                    need_mem_rows += conn.execute(
+                    need_mem_rows += cast("list[_NeedRow]", conn.execute(
                         "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid IN "
                         f"({','.join('?' * len(part))})",
                         part,
-                    ).fetchall()
-            need_turns = conn.execute(
+                    ).fetchall())
+            need_turns = cast("list[tuple[int, str]]", conn.execute(
                 "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
-            ).fetchall()
+            ).fetchall())
             self._novec = set()
             if not need_mem_rows and not need_turns:
-                self._del_meta("embed_error")
-                return 0, self._with_vector(), 0.0, None
+                self._core.del_meta("embed_error")
+                return VectorFill(0, self._with_vector(), 0.0, None)
         # The rowids that need each text (memories, turns): a vector is written only onto a
         # row that still needs exactly that text (checked again inside each write).
         wanted: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
@@ -249,19 +294,19 @@ class VectorSync:
         with self._lock, write_txn(conn):
             self._novec = {r for h, rows in wanted[0].items() if h not in have for r in rows}
             if error:
-                self._set_meta(embed_error=error)
+                self._core.set_meta(embed_error=error)
             else:
-                self._del_meta("embed_error")
-            self._invalidate()
+                self._core.del_meta("embed_error")
+            self._core.invalidate()
             with_vector = self._with_vector()
         fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
-        return len(new), max(0, with_vector - fresh), embed_ms, error
+        return VectorFill(len(new), max(0, with_vector - fresh), embed_ms, error)
 
     def _with_vector(self) -> int:
         """Memories and turns that have a vector."""
-        return self._count_vectors() + self._conn.execute(
+        return self._core.count_vectors() + self._core.scalar(
             "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
-        ).fetchone()[0]
+        )
 
     def _texts(
         self, vault: Vault, hashes: list[str], source: dict[str, tuple[str, str]],
@@ -282,7 +327,7 @@ class VectorSync:
                         "SELECT text FROM turns WHERE rowid=?", (turn_rows[h][0],)
                     ).fetchone()
                 text = row[0] if row else None
-            if text is not None and _sha(text) == h:
+            if text is not None and sha(text) == h:
                 yield h, text
 
     def _take_stored(
@@ -297,27 +342,27 @@ class VectorSync:
         with self._lock, write_txn(conn):
             if not self._still_ours(key):
                 return None
-            found = dict(conn.execute(
+            found = dict(cast("list[tuple[str, bytes]]", conn.execute(
                 f"SELECT text_hash, vector FROM embed_cache WHERE model=? AND dim=?"
                 f" AND text_hash IN ({q})",
                 (key, dim, *hashes),
-            ).fetchall())
+            ).fetchall()))
             rest = [h for h in hashes if h not in found]
             if rest:
                 q = ",".join("?" * len(rest))
-                found.update(conn.execute(
+                found.update(cast("list[tuple[str, bytes]]", conn.execute(
                     "SELECT m.embed_hash, v.embedding FROM memories m JOIN memory_vectors v"
                     f" ON v.rowid = m.rowid WHERE m.embed_hash IN ({q})",
                     rest,
-                ).fetchall())
+                ).fetchall()))
                 rest = [h for h in rest if h not in found]
             if rest:
                 q = ",".join("?" * len(rest))
-                found.update(conn.execute(
+                found.update(cast("list[tuple[str, bytes]]", conn.execute(
                     f"SELECT text_hash, vector FROM turns WHERE text_hash IN ({q})"
                     " AND vector IS NOT NULL",
                     rest,
-                ).fetchall())
+                ).fetchall()))
             self._place(key, found, wanted)
         return set(found)
 
@@ -351,8 +396,8 @@ class VectorSync:
         return taken
 
     def _still_ours(self, key: str) -> bool:
-        self._meta_cache = None
-        return self._meta("embedder_key") == key and self._has_vec_table()
+        self._core.forget_meta()
+        return self._core.meta("embedder_key") == key and self._core.has_vec_table()
 
     def _place(
         self, key: str, blobs: dict[str, bytes],
@@ -390,20 +435,20 @@ class VectorSync:
                     placed_turns = True
         conn.executemany("DELETE FROM embed_cache WHERE model=? AND text_hash=?",
                          [(key, h) for h in taken])
-        self._invalidate()
+        self._core.invalidate()
         if rows or placed_turns:
-            self._bump_generation()
+            self._core.bump_generation()
         return taken
 
-    def _vectors_complete(self) -> bool:
+    def complete(self) -> bool:
         """True when a vector sync would embed nothing: the stored vectors are this
         embedder's and every memory and turn has one (cheap: no model is loaded)."""
         with self._lock:
-            if self._meta("embedder_key") != _embedder_key(self.embedder):
+            if self._core.meta("embedder_key") != _embedder_key(self._core.embedder):
                 return False
-            if self.embedder.name == "none":
+            if self._core.embedder.name == "none":
                 return True
-            if not self._has_vec_table():
+            if not self._core.has_vec_table():
                 return False
             if self._novec is not None:
                 missing = bool(self._novec)
@@ -423,9 +468,9 @@ class VectorSync:
         self._novec = None
         self._conn.execute("DROP TABLE IF EXISTS memory_vectors")
         self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
-        self.vector_store.query_cache.clear()
-        self._invalidate()
-        self._bump_generation()
+        self._store.forget_queries()
+        self._core.invalidate()
+        self._core.bump_generation()
 
 
 def _chunks(items: Iterator[tuple[str, str]], n: int) -> Iterator[list[tuple[str, str]]]:

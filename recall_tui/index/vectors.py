@@ -2,7 +2,7 @@
 
 `VectorStore` is the part of `Index` that embeds queries (`embed_query`) and searches
 by meaning (`vector_search`, `vector_search_sqlite`): it is given the connection, the lock,
-the embedder and what it asks the index (`IndexFacts`), and owns its caches (the vector
+the embedder and what it asks the index (`IndexFacts`, the core), and owns its caches (the vector
 matrices, their tie order and norms, the recent query vectors); `knn_like_sqlite_vec` ranks with numpy
 exactly as sqlite-vec's cosine kNN does. Filling the vectors is `vector_sync.py`. Headless.
 """
@@ -13,7 +13,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 import apsw
 import numpy as np
@@ -29,7 +29,7 @@ SQMAG_BLOCK = 4096
 
 
 class IndexFacts(Protocol):
-    """What the vector searches ask the index they are a part of (`Index` implements it)."""
+    """What the vector searches ask the index they are a part of (`IndexCore` implements it)."""
 
     def meta(self, key: str) -> str | None:
         """A value of the index's meta table (cached by the index)."""
@@ -83,6 +83,10 @@ class VectorStore:
         self._vec_sqmag = None
         self._turn_vectors = None
 
+    def forget_queries(self) -> None:
+        """The embedder or every vector changed: forget the recent query vectors."""
+        self.query_cache.clear()
+
     def forget_turn_vectors(self) -> None:
         """The turns changed: forget their matrix."""
         self._turn_vectors = None
@@ -125,10 +129,12 @@ class VectorStore:
         offset first (its `min_idx` keeps the last of equal distances)."""
         if self._vec_ties is None:
             self.vectors()
+            vec_rowids = self._vec_rowids
+            assert vec_rowids is not None  # `vectors()` sets it with the matrix
             # Into arrays as the rows come (no dict of every rowid): sorted by rowid, then
             # each vector's rowid is looked up by binary search; a rowid the shadow table
             # lacks keeps itself as its key.
-            n = len(self._vec_rowids)
+            n = len(vec_rowids)
             rowids = np.empty(n, dtype=np.int64)
             keys = np.empty(n, dtype=np.int64)
             i = 0
@@ -141,9 +147,9 @@ class VectorStore:
                 rowids[i], keys[i] = r, (c << 20) - o
                 i += 1
             rowids, keys = rowids[:i], keys[:i]
-            at = np.minimum(np.searchsorted(rowids, self._vec_rowids), max(i - 1, 0))
-            found = (rowids[at] == self._vec_rowids) if i else np.zeros(n, dtype=bool)
-            self._vec_ties = np.where(found, keys[at] if i else 0, self._vec_rowids)
+            at = np.minimum(np.searchsorted(rowids, vec_rowids), max(i - 1, 0))
+            found = (rowids[at] == vec_rowids) if i else np.zeros(n, dtype=bool)
+            self._vec_ties = np.where(found, keys[at] if i else 0, vec_rowids)
         return self._vec_ties
 
     def _sqmag(self) -> np.ndarray:
@@ -175,12 +181,12 @@ class VectorStore:
             n = self._count_vectors()
             if n == 0:
                 return []
-            rows = self._conn.execute(
+            rows = cast("list[tuple[str, float]]", self._conn.execute(
                 "SELECT m.id, v.distance FROM (SELECT rowid, distance FROM memory_vectors"
                 " WHERE embedding MATCH ? AND k = ?) v JOIN memories m ON m.rowid = v.rowid"
                 " ORDER BY v.distance",
                 (q.tobytes(), min(k, n, 4096)),
-            ).fetchall()
+            ).fetchall())
             return [(mid, 1.0 - float(d)) for mid, d in rows]
 
     def embed_query(self, text: str) -> np.ndarray | None:
@@ -245,9 +251,9 @@ class VectorStore:
             self._check_external()
             if self._turn_vectors is None:
                 dim = int(self._meta("embedder_dim") or 0)
-                rows = self._conn.execute(
+                rows = cast("list[tuple[str, bytes]]", self._conn.execute(
                     "SELECT id, vector FROM turns WHERE vector IS NOT NULL ORDER BY session_id, seq"
-                ).fetchall()
+                ).fetchall())
                 mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                 mat = mat.reshape(len(rows), dim)
                 mat.setflags(write=False)
