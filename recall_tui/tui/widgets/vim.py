@@ -102,10 +102,12 @@ class VimTable(DataTable):
     whose flexible cells are read in full elsewhere sets it low, so it never scrolls."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None,
-                 flex: tuple[str, ...] | None = None) -> None:
+                 flex: tuple[str, ...] | None = None, fair: bool | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.flex = self.FLEX if flex is None else flex
         """Keys of the columns that take the width there is."""
+        self.fair = self.FLEX_FAIR if fair is None else fair
+        """The flexible columns share the width fairly (FLEX_FAIR unless told)."""
         self._fit_dirty = True
 
     def on_resize(self) -> None:
@@ -134,7 +136,7 @@ class VimTable(DataTable):
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
         room = width - fixed - pad * len(flex)
         natural = [max(c.content_width, 1) for c in flex]
-        widths = (_fair_share if self.FLEX_FAIR else _share)(natural, room, self.FLEX_FLOOR)
+        widths = (_fair_share if self.fair else _share)(natural, room, self.FLEX_FLOOR)
         changed = False
         for c, w in zip(flex, widths, strict=True):
             if c.auto_width or c.width != w:

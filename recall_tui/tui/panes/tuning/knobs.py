@@ -207,7 +207,8 @@ class KnobsTab(TuningBase):
             t.append(f"  dropped since start: {', '.join(one_line(h.id, 30) for h in dropped)}",
                      style="red")
         if judged is None:
-            t.append_text(lit(f"  (query not in {self.queries_file().name})", "dim",
+            t.append("  ")  # lit() strips the text's own leading spaces
+            t.append_text(lit(f"(query not in {self.queries_file().name})", "dim",
                               single_line=True))
         head.update(t)
         for h in runs.current.hits:

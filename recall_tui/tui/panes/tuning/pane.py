@@ -32,11 +32,13 @@ from recall_tui.tui.widgets.vim import VimTable
 
 
 class KnobTable(VimTable):
-    """The knobs list. Every column gives way before the values do: a narrow list cuts the
-    stage, knob name and start value with `…` (the edit field's title and the row in full,
-    `f`, show them whole) and never scrolls the values out of sight."""
+    """The knobs list. A narrow list shares its width fairly: a value (most are a few cells)
+    shows whole, the stage, knob name and start value are cut with `…` only past an equal
+    share (the edit field's title and the row in full, `f`, show them whole), and it never
+    scrolls the values out of sight."""
 
     FLEX = ("value", "knob", "start", "group")
+    FLEX_FAIR = True
     FLEX_FLOOR = 3
 
 
@@ -62,8 +64,9 @@ class TuningPane(KnobsTab, SideTab, GoldenTab, TuneTab):
                     yield Select([], id="side-b-preset", prompt="B: with", allow_blank=True)
                 yield Static(id="side-figures")
                 with Horizontal():
-                    yield VimTable(id="side-a", flex=("title", "id"))
-                    yield VimTable(id="side-b", flex=("title", "id"))
+                    # fair: a long title no longer cuts the id short (issue 22)
+                    yield VimTable(id="side-a", flex=("title", "id"), fair=True)
+                    yield VimTable(id="side-b", flex=("title", "id"), fair=True)
             with TabPane("golden", id="tune-golden"), Vertical():
                 yield Input(id="golden-file", placeholder="another queries file (JSONL): type "
                             "its path, enter; empty + enter: the vault's golden.jsonl")
