@@ -19,9 +19,9 @@ from textual.widgets import Label
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.figures import change_figures
+from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import SavePresetScreen
 from recall_tui.tui.screens.main import PANES
-from recall_tui.tui.safe import one_line
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import cell_text, screen_text, settle
 from tests.waiting import wait_until
@@ -93,6 +93,7 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         await settle(pilot, app)
         await wait_until(pilot, lambda: strip_fits(app), "the tab strip to fit 80 columns")
         await wait_until(pilot, lambda: status_fits(app), "the status line to fit or end in …")
+        assert screen_text(app).count("^p Palette") == 1  # the footer had it twice
 
         # the knobs at 80x24: values whole, names readable, the doc whole (it wraps)
         app.main().query_one("#results").focus()
@@ -140,7 +141,7 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
 
         for size in ((100, 30), (120, 40), (200, 60)):
             await pilot.resize_terminal(*size)
-            await wait_until(pilot, lambda: app.size == size and strip_fits(app),
+            await wait_until(pilot, lambda s=size: app.size == s and strip_fits(app),
                              f"the tab strip to fit {size}")
             await wait_until(pilot, lambda: status_fits(app), f"the status line at {size}")
             bar = "\n".join(region_text(app, app.main().query_one("#settings-row")))
