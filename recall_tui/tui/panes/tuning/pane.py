@@ -37,8 +37,9 @@ class KnobTable(VimTable):
     share (the edit field's title and the row in full, `f`, show them whole), and it never
     scrolls the values out of sight."""
 
-    FLEX = ("value", "knob", "start", "group")
+    FLEX = ("knob", "value", "group", "start")
     FLEX_FAIR = True
+    FLEX_TYPICAL = True
     FLEX_FLOOR = 3
 
 
