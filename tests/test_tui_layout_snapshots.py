@@ -1,6 +1,7 @@
-"""SVG snapshots of the main screen (a query typed, the second hit's explanation open) and of
-the stage detail at the four sizes the layout is designed for: 80x24, 100x30, 160x45 and
-200x60 (issue 11: nothing cut off without an ellipsis, columns take the width there is).
+"""SVG snapshots of the main screen (a query typed, the second hit's explanation open), of
+the stage detail and of the tuning pane's knobs at the four sizes the layout is designed for:
+80x24, 100x30, 160x45 and 200x60 (issue 11: nothing cut off without an ellipsis, columns take
+the width there is; issue 22: the knob values show at every size).
 
 Same conditions as tests/test_tui_snapshots.py (sample vault, `now` pinned, stable timings,
 the real engine). Regenerate after an intended change with `--snapshot-update` and look at
@@ -17,7 +18,8 @@ from recall_tui.tui.views import VIEWS
 from tests.conftest import PINNED_NOW, _copy_sample_vault
 
 SIZES = ((80, 24), (100, 30), (160, 45), (200, 60))
-LAYOUT_VIEWS = [v for v in VIEWS if v.name in ("main", "stage")]
+#: The knobs view: its values must show at every size (issue 22).
+LAYOUT_VIEWS = [v for v in VIEWS if v.name in ("main", "stage", "knobs")]
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,7 @@ VIEWS: tuple[View, ...] = (
     View("timings", _pane("timings", "#timings-table")),
     View("vault", _pane("vault", "#vault-tree")),
     View("problems", _pane("problems", "#problems-table")),
+    View("knobs", _pane("tuning", "#knob-table")),
     View("help", _help),
     View("agent", _agent, preset="memoria"),
 )

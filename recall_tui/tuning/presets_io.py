@@ -35,11 +35,18 @@ class KnobChange:
     """Value in the tuned configuration."""
 
 
+#: Settings that are labels, not knobs: never counted as a change (save_preset replaces the
+#: description, so the file said "3 knob(s) changed" where the save dialog said 2).
+NOT_KNOBS = frozenset({"description"})
+
+
 def changed_knobs(base: Config, config: Config) -> list[KnobChange]:
-    """Every knob of `config` whose value differs from `base`, in `knobs()` order."""
+    """Every knob of `config` whose value differs from `base`, in `knobs()` order (the
+    description is not a knob)."""
     old = {path: value for path, _t, value, _doc in knobs(base)}
     return [KnobChange(path, old.get(path), value)
-            for path, _t, value, _doc in knobs(config) if old.get(path) != value]
+            for path, _t, value, _doc in knobs(config)
+            if old.get(path) != value and path not in NOT_KNOBS]
 
 
 def preset_folder(where: str, vault_root: str | os.PathLike[str] | None = None) -> Path:

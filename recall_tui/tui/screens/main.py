@@ -69,6 +69,31 @@ TUNING_MAIN: dict[str, str] = {
 }
 
 
+#: Cells a tab takes besides its title (Textual's `Tab { padding: 0 1 }`).
+TAB_PADDING = 2
+
+
+def fit_titles(titles: list[str], keep: int, room: int) -> list[str]:
+    """The tab titles in `room` cells: all whole when they fit; else title `keep` whole and
+    the others cut to one length (the first ones take the odd cells), each cut one ending in
+    `…`, never under its key and one letter (`2 M…`)."""
+    if sum(map(len, titles)) <= room:
+        return list(titles)
+    others = [i for i in range(len(titles)) if i != keep]
+    left = room - len(titles[keep])
+    cap = max(len(titles[i]) for i in others)
+    while cap > 4 and sum(min(len(titles[i]), cap) for i in others) > left:
+        cap -= 1
+    spare = left - sum(min(len(titles[i]), cap) for i in others)
+    out = list(titles)
+    for i in others:
+        n = min(len(titles[i]), cap)
+        if n < len(titles[i]) and spare > 0:
+            n, spare = n + 1, spare - 1
+        out[i] = titles[i] if n >= len(titles[i]) else titles[i][:n - 1] + "…"
+    return out
+
+
 class PaneTabs(TabbedContent):
     """The pane tabs. A pane's focus notice is a message: when a pane key was pressed after a
     widget of the old pane took focus but before the notice arrived, Textual's TabbedContent
@@ -90,13 +115,38 @@ class PaneTabs(TabbedContent):
             event.prevent_default()
             event.stop()
 
+    # The strip fits the width: when the titles do not, the shown pane's stays whole and the
+    # others are cut with `…` (at 80 columns the strip used to end in a bare `8 Pr`).
+
+    def on_resize(self) -> None:
+        self.fit_labels()
+
+    @on(TabbedContent.TabActivated)
+    def _refit(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content is self:
+            self.fit_labels()
+
+    def fit_labels(self) -> None:
+        width = self.size.width
+        if not width or not self.is_mounted:
+            return
+        names = [n for n in PANES if self.query(f"#--content-tab-{n}")]
+        titles = [PANES[n][0] for n in names]
+        active = self.active or "recall"
+        shown = fit_titles(titles, names.index(active) if active in names else 0,
+                           width - TAB_PADDING * len(titles))
+        for name, label in zip(names, shown, strict=True):
+            tab = self.get_tab(name)
+            if tab.label.plain != label:
+                tab.label = label
+
 
 class MainScreen(Screen):
     """Query bar, the pane tabs, a status line; routes widget messages to the app's state."""
 
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
         (0, "-narrow"), (120, "-wide")]
-    """Under 120 columns the settings bar takes two rows (see app.tcss)."""
+    """Under 120 columns the recall grid and the knobs take narrower shares (see app.tcss)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "pane(1)", "Next pane", show=False, id="pane.next"),

@@ -97,6 +97,13 @@ class QueryBar(Widget):
     #: The settings, in the order tab goes through them.
     SETTINGS = ("preset", "k", "now", "as-of", "type", "inbox", "superseded")
 
+    #: Under this width the filters take a second row (`-two-rows`, see app.tcss): one row
+    #: needs 123 cells, 128 with `k 5 (config file)` (at 120 it cut `superseded` short).
+    ONE_ROW_WIDTH = 130
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < self.ONE_ROW_WIDTH, "-two-rows")
+
     @dataclass
     class Changed(Message):
         """The request changed; `typed` is True for keystrokes in the query input."""

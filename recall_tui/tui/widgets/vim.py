@@ -97,15 +97,20 @@ class VimTable(DataTable):
     """The flexible columns of a subclass (the `flex` argument overrides it)."""
     FLEX_FAIR: ClassVar[bool] = False
     """The flexible columns share the width fairly (`_fair_share`), not in FLEX's order."""
+    FLEX_TYPICAL: ClassVar[bool] = False
+    """A flexible column needs the width nine cells in ten fit in, not its widest cell's: one
+    long value (a knob's dict) no longer claims a share its other cells leave empty."""
     FLEX_FLOOR: ClassVar[int] = FLEX_MIN
     """The narrowest a flexible column is made; under it the table scrolls sideways. A table
     whose flexible cells are read in full elsewhere sets it low, so it never scrolls."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None,
-                 flex: tuple[str, ...] | None = None) -> None:
+                 flex: tuple[str, ...] | None = None, fair: bool | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.flex = self.FLEX if flex is None else flex
         """Keys of the columns that take the width there is."""
+        self.fair = self.FLEX_FAIR if fair is None else fair
+        """The flexible columns share the width fairly (FLEX_FAIR unless told)."""
         self._fit_dirty = True
 
     def on_resize(self) -> None:
@@ -133,8 +138,15 @@ class VimTable(DataTable):
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for k, c in cols.items() if k not in self.flex)
         room = width - fixed - pad * len(flex)
-        natural = [max(c.content_width, 1) for c in flex]
-        widths = (_fair_share if self.FLEX_FAIR else _share)(natural, room, self.FLEX_FLOOR)
+        natural = [max(self._typical_width(c) if self.FLEX_TYPICAL else c.content_width, 1)
+                   for c in flex]
+        widths = (_fair_share if self.fair else _share)(natural, room, self.FLEX_FLOOR)
+        if self.FLEX_TYPICAL:  # room left over goes to the cells wider than most, in order
+            spare = room - sum(widths)
+            for i, c in enumerate(flex):
+                extra = max(0, min(spare, c.content_width - widths[i]))
+                widths[i] += extra
+                spare -= extra
         changed = False
         for c, w in zip(flex, widths, strict=True):
             if c.auto_width or c.width != w:
@@ -144,6 +156,13 @@ class VimTable(DataTable):
             self._require_update_dimensions = True
             self._clear_caches()
             self.refresh()
+
+    def _typical_width(self, column: Any) -> int:
+        """The width nine in ten of `column`'s cells (and its label) fit in."""
+        widths = sorted(_width(row.get(column.key, "")) for row in self._data.values())
+        label = column.label.cell_len if isinstance(column.label, Text) else 0
+        nine_in_ten = widths[-(-len(widths) * 9 // 10) - 1] if widths else 0
+        return max(label, nine_in_ten)
 
     def row_texts(self) -> list[str]:
         """Each row's cells as plain text, joined (what `/` searches)."""

@@ -20,6 +20,7 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from recall_tui.engine.config import Config
+from recall_tui.tui.figures import change_figures
 from recall_tui.tui.panes.tuning.common import (
     BADGE_STYLE,
     GOLDEN_DEBOUNCE_S,
@@ -257,8 +258,9 @@ class GoldenTab(Vertical):
         for name, label in (("recall", f"recall@{cur.k}"), ("mrr", "MRR"),
                             ("ndcg", f"nDCG@{cur.k}")):
             b, c, d = base.means.get(name), cur.means.get(name), cmp.mean_deltas.get(name)
-            t.append(f"{label} {_fig(b)} → {_fig(c)} ")
-            t.append(f"({'' if d is None or d < 0 else '+'}{_fig(d)})  ",
+            fb, fc, fd = change_figures(b, c, d)  # one precision: the three agree
+            t.append(f"{label} {fb} → {fc} ")
+            t.append(f"({fd})  ",
                      style="green" if d and d > 0 else "red" if d and d < 0 else "dim")
         t.append(f"\nbetter {cmp.better}  worse {cmp.worse}  same {cmp.same}")
         summary.update(t)

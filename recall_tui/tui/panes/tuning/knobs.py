@@ -36,11 +36,14 @@ if TYPE_CHECKING:
 
 
 class KnobTable(VimTable):
-    """The knobs list. Every column gives way before the values do: a narrow list cuts the
-    stage, knob name and start value with `…` (the edit field's title and the row in full,
-    `f`, show them whole) and never scrolls the values out of sight."""
+    """The knobs list. A narrow list shares its width fairly: a value (most are a few cells)
+    shows whole, the stage, knob name and start value are cut with `…` only past an equal
+    share (the edit field's title and the row in full, `f`, show them whole), and it never
+    scrolls the values out of sight."""
 
-    FLEX = ("value", "knob", "start", "group")
+    FLEX = ("knob", "value", "group", "start")
+    FLEX_FAIR = True
+    FLEX_TYPICAL = True
     FLEX_FLOOR = 3
 
 
@@ -247,7 +250,8 @@ class KnobsTab(Horizontal):
             t.append(f"  dropped since start: {', '.join(one_line(h.id, 30) for h in dropped)}",
                      style="red")
         if judged is None:
-            t.append_text(lit(f"  (query not in {self.pane.queries_file().name})", "dim",
+            t.append("  ")  # lit() strips the text's own leading spaces
+            t.append_text(lit(f"(query not in {self.pane.queries_file().name})", "dim",
                               single_line=True))
         head.update(t)
         for h in runs.current.hits:

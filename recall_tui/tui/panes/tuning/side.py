@@ -47,8 +47,9 @@ class SideTab(Vertical):
             yield Select([], id="side-b-preset", prompt="B: with", allow_blank=True)
         yield Static(id="side-figures")
         with Horizontal():
-            yield VimTable(id="side-a", flex=("title", "id"))
-            yield VimTable(id="side-b", flex=("title", "id"))
+            # fair: a long title no longer cuts the id short (issue 22)
+            yield VimTable(id="side-a", flex=("title", "id"), fair=True)
+            yield VimTable(id="side-b", flex=("title", "id"), fair=True)
 
     def on_mount(self) -> None:
         for side in ("#side-a", "#side-b"):

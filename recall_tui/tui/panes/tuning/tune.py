@@ -31,6 +31,7 @@ from textual.widgets import Button, Input, Static
 from textual.worker import Worker, get_current_worker
 
 from recall_tui.engine.config import Config
+from recall_tui.tui.figures import change_figures
 from recall_tui.tui.panes.tuning.common import GOLDEN_K, _fig
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.widgets.vim import VimTable
@@ -384,9 +385,9 @@ class TuneTab(Vertical):
         for name in ("recall", "mrr", "ndcg"):
             mc = r.comparison.metrics[name]
             d = mc.mean_delta
-            cmp_t.add_row(name, _fig(mc.baseline_mean), _fig(mc.candidate_mean),
-                          Text("—" if d is None else f"{d:+.3f}",
-                               style="green" if d and d > 0 else "red" if d and d < 0 else ""),
+            fb, fc, fd = change_figures(mc.baseline_mean, mc.candidate_mean, d)
+            cmp_t.add_row(name, fb, fc,
+                          Text(fd, style="green" if d and d > 0 else "red" if d and d < 0 else ""),
                           str(mc.wins), str(mc.losses), str(mc.ties), f"{mc.sign_p:.3g}",
                           f"{mc.randomisation_p:.3g}", key=name)
 
