@@ -127,8 +127,7 @@ class AgentActions:
         if debounce is not None:
             debounce.stop()
             app._debounce = None
-        app.seq += 1
-        app.applied_seq = app.seq
+        app.recalls.cancel_pending()
         app.previous = None
         app.trace = trace
         app.follow_results = True
@@ -156,7 +155,7 @@ class AgentActions:
         app: Any = self
         preset = app.request.preset
         pane = app.tuning_pane() if app.main() is not None else None
-        base = app._engine_for(preset).config
+        base = app.recalls.engine_for(preset).config
         if pane is not None and pane.config is not None and pane.base_name == preset:
             changed = changed_knobs(pane.base, pane.config) if pane.base is not None else []
             if changed:

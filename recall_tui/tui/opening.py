@@ -11,6 +11,7 @@ from typing import Any
 
 from textual import work
 
+from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.opening import OpenStatus
 from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
 from recall_tui.tui.widgets.results import ResultsTable
@@ -100,7 +101,7 @@ class VaultOpening:
 
     def on_engine_ready(self, message: EngineReady) -> None:
         self.engine, self.vault = message.engine, message.vault
-        self._engines = {message.engine.preset: message.engine}
+        self.recalls.attach(EngineSet.of(message.engine, root=self.vault_path))
         self.vectors_pending = message.vectors_pending
         self.status_text = "text indexed" if message.vectors_pending else "vault opened"
         if message.elapsed_ms and not self.stable_timings:
@@ -120,10 +121,9 @@ class VaultOpening:
         and the query runs again, so the results update by themselves."""
         self.vectors_pending = False
         self.open_progress = None
-        for engine in self._engines.values():
-            if engine is not self.engine:
-                engine.set_vault(self.engine.vault, self.engine.index)
-            engine.clear_cache()
+        if self.recalls.engines is not None:
+            self.recalls.engines.set_vault(self.engine.vault)
+            self.recalls.engines.vectors_changed()
         if message.error:
             self.status_text = "vectors unavailable"
             self.notify(message.error, title="vectors unavailable", severity="warning",

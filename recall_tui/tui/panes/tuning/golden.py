@@ -71,7 +71,7 @@ class GoldenTab(TuningBase):
         if app.engine is None or self.config is None or self.base is None:
             self.golden_busy = False
             return
-        engine = app._engine_for(app.request.preset)
+        engine = app.recalls.engine_for(app.request.preset)
         path = self.queries_file()
         self.golden_path = path
         try:

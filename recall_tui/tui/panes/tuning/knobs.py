@@ -126,13 +126,13 @@ class KnobsTab(TuningBase):
             self.runs = None
             self._draw_runs()
             return
-        engine = app._engine_for(request.preset)
+        engine = app.recalls.engine_for(request.preset)
         key = (request, self.config.hash(), self.side_name, self.side_b_name, engine.fingerprint)
         if key == self.run_key and not force:
             return
         self.run_key = key
         self.busy = True
-        self._run_query(engine, request, app._recall_filters(request), self.base, self.config,
+        self._run_query(engine, request, app.recalls.recall_filters(request), self.base, self.config,
                         self.side_name or request.preset, self.side_b_name)
 
     @work(thread=True, exclusive=True, group="tuning")
