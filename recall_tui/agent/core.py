@@ -182,8 +182,9 @@ class RecallCore:
 
     def watch(self) -> None:
         """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine
-        (the engine set's watcher)."""
-        self.engines.watch(lambda _summary: None)
+        (the engine set's watcher). Nothing when it watches already."""
+        if self.engines.watcher is None:
+            self.engines.watch(lambda _summary: None)
 
     def reload_if_changed(self) -> None:
         """Without a watcher: pick up changed files before a recall (cheap stat walk)."""

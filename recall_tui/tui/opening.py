@@ -7,7 +7,7 @@ statuses arrive on the opening's own thread and hop to the UI's).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 
@@ -17,10 +17,16 @@ from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
 from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.waterfall import bar
 
+if TYPE_CHECKING:
+    from recall_tui.tui.recalling import RecallController
+
 
 class VaultOpening:
     """The RecallApp's opening worker and the handlers of its messages (a mixin: the state it
     reads and sets lives on the app)."""
+
+    recalls: RecallController
+    """The app's recall controller (`RecallApp.recalls`): the open engine goes there."""
 
     def open_vault(self) -> None:
         """Open the vault with the engine's progressive open (`open_progressive`): the UI is
