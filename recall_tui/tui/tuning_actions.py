@@ -29,10 +29,14 @@ from recall_tui.tui.screens.edit import (
 
 if TYPE_CHECKING:
     from recall_tui.index.watch import ChangeSummary, VaultWatcher
+    from recall_tui.tui.recalling import RecallController
 
 
 class TuningActions:
     """Actions of the tuning pane and the editors, mixed into `RecallApp`."""
+
+    recalls: RecallController
+    """The app's recall controller (`RecallApp.recalls`): its engines are watched here."""
 
     watch_vault: bool | None = None
     """Watch the vault for outside changes: None = only when the app opened the vault itself
@@ -41,7 +45,7 @@ class TuningActions:
     @property
     def watcher(self) -> VaultWatcher | None:
         """The running `VaultWatcher` (the engine set's), if any."""
-        engines = self.recalls.engines  # type: ignore[attr-defined]
+        engines = self.recalls.engines
         return engines.watcher if engines is not None else None
 
     # --- the pane --------------------------------------------------------------------------------
@@ -137,8 +141,8 @@ class TuningActions:
         except (ValueError, FileExistsError, OSError) as exc:
             self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        if self.recalls.engines is not None:  # type: ignore[attr-defined]
-            self.recalls.engines.forget([choice.name])  # type: ignore[attr-defined]
+        if self.recalls.engines is not None:
+            self.recalls.engines.forget([choice.name])
         self.reload_presets()  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
@@ -289,7 +293,7 @@ class TuningActions:
             label = f"the Tuning pane's knobs (preset {preset}" + (
                 f" + {n} knob{'s' if n != 1 else ''})" if n else ")")
         else:  # the Recall pane's preset, not the one the app opened with
-            config = self.recalls.engine_for(preset).config  # type: ignore[attr-defined]
+            config = self.recalls.engine_for(preset).config
             label = f"preset {preset} (the Recall pane's)"
         golden, baseline = None, None
         if pane is not None:
@@ -341,7 +345,7 @@ class TuningActions:
         except OSError as exc:
             self.notify(f"$EDITOR {editor!r}: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        engines = self.recalls.engines  # type: ignore[attr-defined]
+        engines = self.recalls.engines
         if engines is not None:
             self.vault_changed(engines.refresh())
 
@@ -353,7 +357,7 @@ class TuningActions:
         want = self.watch_vault
         if want is None:
             want = self._given_engine is None and not getattr(self, "replaying", False)  # type: ignore[attr-defined]
-        engines = self.recalls.engines  # type: ignore[attr-defined]
+        engines = self.recalls.engines
         if not want or engines is None or engines.watcher is not None:
             return
 
@@ -364,7 +368,7 @@ class TuningActions:
         engines.watch(on_change)
 
     def stop_watching(self) -> None:
-        engines = self.recalls.engines  # type: ignore[attr-defined]
+        engines = self.recalls.engines
         if engines is not None:
             engines.stop_watching()
 
@@ -376,8 +380,8 @@ class TuningActions:
         if summary.error:
             self.notify(summary.describe(), severity="warning", markup=False)  # type: ignore[attr-defined]
             return
-        if self.recalls.engines is not None:  # type: ignore[attr-defined]
-            self.recalls.engines.set_vault(engine.vault)  # type: ignore[attr-defined]
+        if self.recalls.engines is not None:
+            self.recalls.engines.set_vault(engine.vault)
         self.vault = engine.vault  # type: ignore[attr-defined]
         if not quiet or not summary.empty:
             self.notify(summary.describe(), markup=False, timeout=4)  # type: ignore[attr-defined]
