@@ -26,10 +26,10 @@ from recall_tui.engine.config import load_preset
 from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.stages.parse import parse_time
 from recall_tui.vault.model import Role, Vault
+from recall_tui.vault.reader import read_vault
 
 if TYPE_CHECKING:
     from recall_tui.index.watch import VaultWatcher
-from recall_tui.vault.reader import read_vault
 
 #: The query of `RecallCore.warm_up` (its last word is in no vault's vocabulary).
 WARM_UP_QUERY = "warm-up recall qzxjvk"
