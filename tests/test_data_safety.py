@@ -229,7 +229,7 @@ async def test_unwritable_recall_dir_the_tui_says_so_once_and_recalls(tmp_path, 
 
 def test_tui_service_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_copy: Path):
     from recall_tui.engine import open_engine
-    from recall_tui.index.watch import VaultWatcher
+    from recall_tui.engine.engines import EngineSet
 
     vault = read_vault(vault_copy)
     a, b = "ingrid-sorensen", "jonas-becker"
@@ -243,7 +243,7 @@ def test_tui_service_queries_rebuild_edits_and_hook_on_one_vault_at_once(vault_c
     # The TUI's side, in this process: its engine and the watcher/refresh path it uses.
     engine = open_engine(vault_copy, embedder="local")
     summaries = []
-    watcher = VaultWatcher(engine, summaries.append).start()
+    watcher = EngineSet.of(engine).watch(summaries.append)
     payload = json.dumps({"session_id": "s", "prompt": "what did Ingrid say about reviews",
                           "cwd": str(vault_copy), "hook_event_name": "UserPromptSubmit"})
     try:

@@ -141,8 +141,8 @@ async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, en
         await pilot.press("c")
         await wait_until(pilot, lambda: pane.compare is not None and not pane.busy,
                          "the side-by-side re-run")
-        expected = app._engine_for("memoria").recall(
-            PROMPT, k=max(logged.k, app._engine_for("memoria").config.k), now=trace_time(logged.now), filters=app._recall_filters(
+        expected = app.recalls.engine_for("memoria").recall(
+            PROMPT, k=max(logged.k, app.recalls.engine_for("memoria").config.k), now=trace_time(logged.now), filters=app.recalls.recall_filters(
                 app.request))
         a, b = pane.query_one("#agent-a", VimTable), pane.query_one("#agent-b", VimTable)
         assert [x.removesuffix(" ✓") for x in column(a, 2)] == [h.id for h in logged.hits]

@@ -259,11 +259,11 @@ async def test_stale_results_are_dropped_and_the_last_query_wins(engine):
         assert app.trace.query == "vegetarian diet"
         # an answer to an older request arriving late is dropped, not shown
         late = engine.recall("kubernetes", now=PINNED_NOW)
-        before = app.stale_dropped
-        app.post_message(RecallDone(app.seq - 1, late, 1.0))
-        await wait_until(pilot, lambda: app.stale_dropped == before + 1,
+        before = app.recalls.stale_dropped
+        app.post_message(RecallDone(app.recalls.seq - 1, late, 1.0))
+        await wait_until(pilot, lambda: app.recalls.stale_dropped == before + 1,
                          "the late answer to be dropped")
-        assert app.stale_dropped == before + 1
+        assert app.recalls.stale_dropped == before + 1
         assert app.trace.query == "vegetarian diet"
         table = app.main().query_one(ResultsTable)
         assert table.current_id() in {h.id for h in app.trace.hits}

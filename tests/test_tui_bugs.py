@@ -15,8 +15,8 @@ from textual.widgets import Input, Select, TextArea
 
 from recall_tui.diagnostics.recording import load_report_traces
 from recall_tui.engine import open_engine
+from recall_tui.engine.engines import refresh
 from recall_tui.engine.stages.boosts import BoostContext, compute
-from recall_tui.index.watch import refresh
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.panes.supersession import SupersessionPane
 from recall_tui.tui.panes.tuning import TuningPane

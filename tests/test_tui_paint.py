@@ -66,12 +66,12 @@ async def test_a_key_runs_its_recall_at_once_without_a_timer(engine):
         await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
                          "the engine to open")
         app.main().query_one("#query").focus()
-        runs = app.recall_runs
+        runs = app.recalls.recall_runs
         await pilot.press("k")
         # pilot.press returns once the key's messages are handled: the recall thread has
         # already been started (a debounce would still be waiting on its timer here)
-        assert app.recall_runs == runs + 1
-        assert app._running_seq == app.seq or app.applied_seq == app.seq
+        assert app.recalls.recall_runs == runs + 1
+        assert app.recalls.running_seq == app.recalls.seq or app.recalls.applied_seq == app.recalls.seq
         await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
                          and app.trace.query == "k", "the recall of 'k' to be applied")
 
@@ -91,16 +91,16 @@ async def test_keys_typed_while_a_recall_runs_cost_one_more_recall_of_the_final_
         # five more keys while that recall is held: none starts a thread of its own
         await pilot.press(*"ostgr")
         await wait_until(pilot, lambda: app.request.query == "postgr", "the keys to land")
-        assert gated.started == ["p"] and app.recall_runs == 1
+        assert gated.started == ["p"] and app.recalls.recall_runs == 1
         assert app.recall_pending
         gated.gate.set()
         await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None,
                          "the waiting request to be recalled and applied")
-        await wait_until(pilot, lambda: app._running_seq is None, "the last thread to end")
+        await wait_until(pilot, lambda: app.recalls.running_seq is None, "the last thread to end")
         # exactly two recalls: the one that was running (cancelled, its answer never shown)
         # and the final text's; never two threads at once; one answer applied
         assert gated.started == ["p", "postgr"]
-        assert app.recall_runs == 2 and gated.most_inside == 1
+        assert app.recalls.recall_runs == 2 and gated.most_inside == 1
         assert app.trace.query == "postgr"
         assert [m.trace.query for m in done] == ["postgr"]
         assert app.main().query_one("#results").row_count == len(app.trace.hits)
@@ -118,7 +118,7 @@ async def test_clearing_the_query_while_a_recall_runs_starts_nothing_more(engine
         await pilot.press("y", "backspace", "backspace")
         await wait_until(pilot, lambda: app.request.query == "", "the query to be empty")
         gated.gate.set()
-        await wait_until(pilot, lambda: app._running_seq is None, "the held thread to end")
+        await wait_until(pilot, lambda: app.recalls.running_seq is None, "the held thread to end")
         assert gated.started == ["x"] and app.trace is None and not app.recall_pending
 
 
@@ -239,7 +239,7 @@ async def test_changed_numbers_redraw_only_their_cells(engine):
         chosen.clear()
 
         again = _renumbered(first)
-        app._apply(again)
+        app.recalls.apply(again)
         await pilot.pause()
         # the rows stayed (same keys, cursor on the same memory, no highlight event), the
         # unchanged cells are the very objects drawn before, the numbers are the new ones
@@ -270,7 +270,7 @@ async def test_changed_numbers_redraw_only_their_cells(engine):
         from dataclasses import replace
 
         other = replace(first, hits=tuple(reversed(first.hits)))
-        app._apply(other)
+        app.recalls.apply(other)
         await pilot.pause()
         assert [r.key.value for r in results.ordered_rows] == [h.id for h in other.hits]
         assert isinstance(results.get_cell(other.hits[0].id, "title"), Text)
@@ -321,7 +321,7 @@ async def test_fast_typing_paints_the_final_texts_results_and_nothing_stale(engi
         await wait_until(pilot, lambda: shows_hits(app, final), "the final hits painted")
 
         again = _renumbered(final)
-        app._apply(again)
+        app.recalls.apply(again)
         await wait_until(pilot, lambda: shows_hits(app, again), "the new scores painted")
         assert not shows_hits(app, final)
 
@@ -353,11 +353,11 @@ async def test_in_place_updates_repaint_every_changed_row(engine):
         trace = first
         for _ in range(3):  # each time every number changes, the rows stay the same
             trace = _renumbered(trace)
-            app._apply(trace)
+            app.recalls.apply(trace)
             await wait_until(pilot, lambda t=trace: shows_hits(app, t) and shows_ms(t),
                              "every changed number painted")
         # back to the first numbers: lines kept from the first paint may come back, and are
         # the right ones
-        app._apply(first)
+        app.recalls.apply(first)
         await wait_until(pilot, lambda: shows_hits(app, first) and shows_ms(first),
                          "the first numbers painted again")

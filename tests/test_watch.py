@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from recall_tui.engine import open_engine
-from recall_tui.index.watch import ChangeSummary, VaultWatcher, refresh
+from recall_tui.engine.engines import EngineSet, refresh
+from recall_tui.index.watch import ChangeSummary
 from tests.conftest import PINNED_NOW
 
 NEW_MEMORY = """\
@@ -60,7 +61,7 @@ def test_watcher_reports_added_changed_removed_and_queries_see_them(engine, vaul
     seen = _Collector()
     changed_path = vault_copy / engine.vault.get("running-club").path
     removed_path = vault_copy / engine.vault.get("coffee-order").path
-    watcher = VaultWatcher(engine, seen, debounce_ms=100).start()
+    watcher = EngineSet.of(engine).watch(seen, debounce_ms=100)
     try:
         assert watcher.running
         (vault_copy / "personal" / "food" / "sourdough-starter.md").write_text(NEW_MEMORY, encoding="utf-8")
@@ -85,7 +86,8 @@ def test_watcher_reports_added_changed_removed_and_queries_see_them(engine, vaul
 
 def test_writes_under_dot_folders_do_not_wake_the_watcher(engine, vault_copy: Path):
     seen = _Collector()
-    with VaultWatcher(engine, seen, debounce_ms=50):
+    with EngineSet.of(engine) as engines:
+        engines.watch(seen, debounce_ms=50)
         (vault_copy / ".recall" / "note.md").write_text("---\nid: hidden\n---\nx\n", encoding="utf-8")
         (vault_copy / ".git").mkdir()
         (vault_copy / ".git" / "HEAD.md").write_text("ref\n", encoding="utf-8")

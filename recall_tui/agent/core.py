@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_tui.agent import hooks as H
 from recall_tui.agent.active import ConfigWatch, resolve_active
@@ -23,9 +23,13 @@ from recall_tui.agent.log import AgentRecall, append_recall, clean_text, new_id,
 from recall_tui.agent.session_window import SessionWindow
 from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import load_preset
+from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.stages.parse import parse_time
-from recall_tui.vault.model import Role
+from recall_tui.vault.model import Role, Vault
 from recall_tui.vault.reader import read_vault
+
+if TYPE_CHECKING:
+    from recall_tui.index.watch import VaultWatcher
 
 #: The query of `RecallCore.warm_up` (its last word is in no vault's vocabulary).
 WARM_UP_QUERY = "warm-up recall qzxjvk"
@@ -51,7 +55,7 @@ class RecallCore:
         self.preset, self.embedder_kind, self.config_source = act
         self.path = path
         self.lock = threading.RLock()
-        self.vault = read_vault(self.root, cache=(index == "open"))  # a hook never writes
+        vault = read_vault(self.root, cache=(index == "open"))  # a hook never writes
         try:
             self.cfg = load_preset(self.preset, self.root)
         except ValueError as exc:  # the active preset is broken (a flag's is the caller's error)
@@ -73,25 +77,31 @@ class RecallCore:
             from recall_tui.index.store import Index
             emb = self.embedder or NoEmbedder()
             try:
-                self.index = Index.open(self.vault, emb, read_only=(index == "read-only"),
+                self.index = Index.open(vault, emb, read_only=(index == "read-only"),
                                         defer_vectors=defer_vectors and index == "open")
             except Exception:  # no usable index: recall without it
                 self.index = None
-        self.engines: dict[str, Engine] = {}
-        self.engine = self.engine_for(self.preset)
-        self.watcher = None
+        self.engines = EngineSet(vault, self.index, root=self.root, lock=self.lock)
+        """One engine per preset asked for, sharing the vault and the index (and `lock`)."""
+        self.engine = self.engines.for_preset(self.preset, self.cfg)
 
     # --- engines -------------------------------------------------------------------------
+
+    @property
+    def vault(self) -> Vault:
+        """The vault as last read (the engine set swaps a re-read one in)."""
+        return self.engines.vault
+
+    @property
+    def watcher(self) -> VaultWatcher | None:
+        """The running watcher (`watch()`), else None."""
+        return self.engines.watcher
 
     def engine_for(self, preset: str | None) -> Engine:
         """The engine for a preset (the active one by default), sharing vault and index.
         Raises ValueError for an unknown preset."""
         name = preset or self.preset
-        eng = self.engines.get(name)
-        if eng is None:
-            cfg = self.cfg if name == self.preset else load_preset(name, self.root)
-            eng = self.engines[name] = Engine(self.vault, self.index, cfg, preset=name)
-        return eng
+        return self.engines.for_preset(name, self.cfg if name == self.preset else None)
 
     def refresh_config(self) -> bool:
         """Follow the vault's active configuration by content (`ConfigWatch`): when
@@ -109,13 +119,7 @@ class RecallCore:
         with self.lock:
             self.preset, self.config_source, self.warning = act.preset, act.source, warning
             self.cfg = cfg
-            for name, eng in list(self.engines.items()):
-                try:
-                    eng.config = self.cfg if name == self.preset else load_preset(name, self.root)
-                except ValueError:  # a preset asked for by name once, gone since
-                    del self.engines[name]
-                    continue
-                eng.clear_cache()
+            self.engines.reload_configs({self.preset: cfg})
             self.engine = self.engine_for(self.preset)
         return True
 
@@ -143,9 +147,7 @@ class RecallCore:
             return
         if stop is not None and stop.is_set():
             return
-        with self.lock:
-            for eng in self.engines.values():
-                eng.vectors_changed()
+        self.engines.vectors_changed()
         self.release_model_memory()  # the bulk embedding's arena: most of an idle service
         self.warm_up()  # the model loaded again now, for one query, not at the next prompt
 
@@ -179,35 +181,17 @@ class RecallCore:
                 "keyword, fuzzy, topic and graph channels")
 
     def watch(self) -> None:
-        """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine."""
-        from recall_tui.index.watch import VaultWatcher
-
-        watched = self.engine  # the watcher refreshes this one; a preset change may add others
-
-        def changed(summary) -> None:
-            with self.lock:
-                self.vault = watched.vault
-                for eng in self.engines.values():
-                    if eng is not watched:
-                        eng.set_vault(self.vault, self.index)
-
-        self.watcher = VaultWatcher(watched, changed).start()
+        """Follow changes on disk (as the TUI does): re-read, re-index, swap into every engine
+        (the engine set's watcher). Nothing when it watches already."""
+        if self.engines.watcher is None:
+            self.engines.watch(lambda _summary: None)
 
     def reload_if_changed(self) -> None:
         """Without a watcher: pick up changed files before a recall (cheap stat walk)."""
-        from recall_tui.index.watch import refresh
-
-        with self.lock:
-            refresh(self.engine)
-            self.vault = self.engine.vault
-            for eng in self.engines.values():
-                if eng is not self.engine:
-                    eng.set_vault(self.vault, self.index)
+        self.engines.refresh()
 
     def close(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
+        self.engines.stop_watching()
         with self.lock:
             if self.index is not None:
                 try:

@@ -2,7 +2,8 @@
 
 Owns configuration and presets (`config.py`, its knob sections in `config_sections.py`),
 text analysis (`text.py`), the trace (`trace.py`), the in-memory keyword index (`bm25.py`),
-the pipeline (`pipeline.py`), one module per stage (`stages/`) and why-not (`why.py`).
+the pipeline (`pipeline.py`), one module per stage (`stages/`), why-not (`why.py`) and
+the per-preset engines of one vault, refreshed when it changes (`engines.py`, `EngineSet`).
 
 May import: `recall_tui.index`, `recall_tui.vault`. Start with `pipeline.py`.
 

@@ -1,12 +1,17 @@
 """Pick up changes made to a vault outside the tool: an editor, `git pull`, an agent writing.
 
-`refresh(engine)` re-reads the vault, brings the index up to date (only what changed is
-re-indexed and re-embedded), swaps the new vault into the engine (which clears its cache) and
-says what changed. The index layer does not know the engine: it calls back through
-`VaultHolder`, the three things it needs, which the engine (a layer above) provides. The UI calls it when `$EDITOR` returns; `VaultWatcher` calls it from a
-thread whenever watchfiles reports a batch of changes to files the reader reads (`*.md`,
-`sessions/*.jsonl`), ignoring `.recall/` and every other dot-folder, so the index the engine
-writes never wakes the watcher. Headless: no textual, no rich.
+Two pieces, neither of which knows the engine (the engine layer's `EngineSet` drives them:
+`recall_tui.engine.engines`):
+
+- `reread(vault, index)` re-reads a vault, brings its index up to date (only what changed is
+  re-indexed and re-embedded) and says what changed (`ChangeSummary`), returning the new
+  vault for the caller to swap in.
+- `VaultWatcher(root, on_files)` watches the folder in a thread and calls `on_files(paths)`
+  whenever watchfiles reports a batch of changes to files the reader reads (`*.md`,
+  `sessions/*.jsonl`), ignoring `.recall/` and every other dot-folder, so the index the
+  engine writes never wakes the watcher.
+
+Headless: no textual, no rich.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import apsw
 import watchfiles
@@ -25,8 +29,6 @@ from recall_tui.index.store import Index, IndexFileError, IndexReport
 from recall_tui.vault.model import Vault
 from recall_tui.vault.reader import read_vault
 
-#: One refresh at a time: the watcher thread and the UI (after `$EDITOR`) may both ask.
-_REFRESH_LOCK = threading.Lock()
 #: How long watchfiles waits for an event before handing control back (ms); bounds how long
 #: `stop()` takes and how soon `start()` knows the watch is in place.
 _RUST_TIMEOUT_MS = 200
@@ -51,7 +53,7 @@ class ChangeSummary:
     files: tuple[str, ...] = ()
     """The changed paths (relative to the vault) the watcher saw; empty for a direct refresh."""
     error: str | None = None
-    """Why the refresh could not complete (the engine keeps the vault it had), else None."""
+    """Why the refresh could not complete (the engines keep the vault they had), else None."""
 
     @property
     def empty(self) -> bool:
@@ -83,48 +85,35 @@ def diff_vaults(old: Vault, new: Vault) -> tuple[tuple[str, ...], tuple[str, ...
     return added, changed, removed
 
 
-class VaultHolder(Protocol):
-    """What `refresh` and `VaultWatcher` use of the engine they keep up to date (`Engine`
-    implements it): its vault, its index, and the call that swaps both in."""
-
-    @property
-    def vault(self) -> Vault: ...
-
-    @property
-    def index(self) -> Index | None: ...
-
-    def set_vault(self, vault: Vault, index: Index | None = None) -> None: ...
-
-
-def refresh(engine: VaultHolder, *, files: tuple[str, ...] = ()) -> ChangeSummary:
-    """Re-read the engine's vault, update its index and swap both in (the cache is cleared).
+def reread(old: Vault, index: Index | None, *,
+           files: tuple[str, ...] = ()) -> tuple[Vault | None, ChangeSummary]:
+    """Re-read `old`'s folder and update `index` (when there is one and it is writable):
+    the new vault (None when it could not be read or indexed) and what changed. The caller
+    swaps the new vault in, and serialises calls (`recall_tui.engine.engines` does both).
 
     Never raises for a vault that went missing or an index that cannot be written: the summary
-    carries the error and the engine keeps what it had.
+    carries the error, and the caller keeps what it had.
     """
     t0 = time.perf_counter()
-    with _REFRESH_LOCK:
-        old: Vault = engine.vault
+    try:
+        new = read_vault(old.root, cache=True)
+    except OSError as exc:
+        return None, ChangeSummary((), (), (), len(old.problems), (time.perf_counter() - t0) * 1000,
+                                   None, files, f"{old.root}: {exc.strerror or exc}")
+    report = None
+    if index is not None and not getattr(index, "read_only", False):
         try:
-            new = read_vault(old.root, cache=True)
-        except OSError as exc:
-            return ChangeSummary((), (), (), len(old.problems), (time.perf_counter() - t0) * 1000,
-                                 None, files, f"{old.root}: {exc.strerror or exc}")
-        index = engine.index
-        report = None
-        if index is not None and not getattr(index, "read_only", False):
-            try:
-                report = index.update_files(new)
-            except (IndexFileError, apsw.Error, OSError) as exc:
-                # An edit already written must not fail here: the summary carries the index
-                # problem, and the next update (or open) re-indexes what changed.
-                return ChangeSummary((), (), (), len(new.problems), (time.perf_counter() - t0) * 1000,
-                                     None, files, f"index not updated: {type(exc).__name__}: {exc}"
-                                     if not isinstance(exc, IndexFileError) else str(exc))
-        engine.set_vault(new, index)
-        added, changed, removed = diff_vaults(old, new)
-        return ChangeSummary(added, changed, removed, len(new.problems),
-                             (time.perf_counter() - t0) * 1000, report, files)
+            report = index.update_files(new)
+        except (IndexFileError, apsw.Error, OSError) as exc:
+            # An edit already written must not fail here: the summary carries the index
+            # problem, and the next update (or open) re-indexes what changed.
+            return None, ChangeSummary((), (), (), len(new.problems),
+                                       (time.perf_counter() - t0) * 1000, None, files,
+                                       f"index not updated: {type(exc).__name__}: {exc}"
+                                       if not isinstance(exc, IndexFileError) else str(exc))
+    added, changed, removed = diff_vaults(old, new)
+    return new, ChangeSummary(added, changed, removed, len(new.problems),
+                              (time.perf_counter() - t0) * 1000, report, files)
 
 
 def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
@@ -147,17 +136,17 @@ def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
 
 
 class VaultWatcher:
-    """Watches an engine's vault in a thread and refreshes the engine on every batch of changes.
+    """Watches a vault folder in a thread and reports each batch of changed files.
 
-    `on_change(summary)` runs in the watcher thread (a Textual app hands it on with
-    `call_from_thread`). Changes within `debounce_ms` of each other arrive as one batch.
+    `on_files(paths)` (relative to the vault, sorted) runs in the watcher thread; the engine
+    layer's `EngineSet.watch` refreshes its engines there. Changes within `debounce_ms` of each
+    other arrive as one batch.
     """
 
-    def __init__(self, engine: VaultHolder, on_change: Callable[[ChangeSummary], None], *,
+    def __init__(self, root: str | Path, on_files: Callable[[tuple[str, ...]], None], *,
                  debounce_ms: int = 200) -> None:
-        self.engine = engine
-        self.root = Path(engine.vault.root).resolve()
-        self.on_change = on_change
+        self.root = Path(root).resolve()
+        self.on_files = on_files
         self.debounce_ms = debounce_ms
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -204,7 +193,7 @@ class VaultWatcher:
                 if not batch or self._stop.is_set():
                     continue
                 files = tuple(sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch}))
-                self.on_change(refresh(self.engine, files=files))
+                self.on_files(files)
         except BaseException as exc:  # kept for the UI to show; the thread ends
             self.error = exc
         finally:

@@ -157,7 +157,7 @@ class AgentFeed:
         app = self.app
         preset = app.request.preset
         pane = app.tuning_pane() if app.main() is not None else None
-        base = app._engine_for(preset).config
+        base = app.recalls.engine_for(preset).config
         if pane is not None and pane.config is not None and pane.base_name == preset:
             changed = changed_knobs(pane.base, pane.config) if pane.base is not None else []
             if changed:

@@ -27,11 +27,18 @@ from recall_tui.tui import memory_actions
 from recall_tui.tui.agent_actions import AgentFeed
 from recall_tui.tui.commands import PaletteCommand, RecallCommands
 from recall_tui.tui.keymap import all_bindings, unknown_ids
-from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
+from recall_tui.tui.messages import (
+    EngineFailed,
+    EngineReady,
+    RecallDone,
+    RecallFailed,
+    RecallFinished,
+    VectorsReady,
+)
 from recall_tui.tui.opening import VaultOpener, progress_bar
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.vault import VaultPane
-from recall_tui.tui.recalling import RecallRunner
+from recall_tui.tui.recalling import RecallController
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens.dialogs import HelpScreen
 from recall_tui.tui.screens.main import MainScreen
@@ -47,7 +54,7 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(RecallRunner, TuningActions, App[None]):
+class RecallApp(TuningActions, App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory).
 
     It owns the state the panes draw (`ui_state`) and its controllers, each with its own
@@ -128,19 +135,9 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
         another memory from the vault browser or the palette)."""
         self.pinned: tuple[str, ...] = ()
         self.timings: dict[str, list[float]] = {}
-        self.seq = 0
-        """The latest recall asked for; a RecallDone with another seq is stale."""
-        self.applied_seq = 0
-        self.stale_dropped = 0
-        self.round_trip_ms = 0.0
-        """Wall time of the last applied recall as the worker measured it (engine + thread)."""
-        self._running_seq: int | None = None
-        """The seq of the recall whose thread is running (None when no thread runs)."""
-        self._queued = False
-        """A newer request waits for the running recall's thread to end."""
-        self.recall_runs = 0
-        """Recall threads started (tests check that a burst of keys costs few of them)."""
-        self._engines: dict[str, Any] = {}
+        self.recalls = RecallController(self)
+        """The recall scheduler and the vault's engines (one per preset): `engine_for`,
+        `recall_filters`, `launch`."""
         self.status_text = "opening vault…"
         self._status_drawn: tuple[Any, ...] | None = None
         self.k_source = "config file" if self.settings.k is not None else "preset"
@@ -189,25 +186,50 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
         self.notify(message.reason, title="cannot open the vault", severity="error",
                     markup=False, timeout=30)
 
-    # --- recall --------------------------------------------------------------------------------
+    # --- recall (scheduled by `self.recalls`) -------------------------------------------------
 
-    def _apply(self, trace: Trace | None) -> None:
+    def request_recall(self, request: RecallRequest, *, typed: bool) -> None:
+        """A new request from the bars (typed or not): run it now, or, while a recall runs,
+        keep it as the one to run next (see `RecallController.launch`)."""
+        if request.k != self.request.k:
+            self.k_source = "typed" if request.k is not None else "preset"
+        self.request = request
+        self.launch_recall()
+
+    def launch_recall(self) -> None:
+        """Recall the current request (`RecallController.launch`)."""
+        self.recalls.launch()
+
+    def on_recall_finished(self, message: RecallFinished) -> None:
+        self.recalls.finished(message)
+
+    def on_recall_done(self, message: RecallDone) -> None:
+        self.recalls.done(message)
+
+    def on_recall_failed(self, message: RecallFailed) -> None:
+        self.recalls.failed(message)
+
+    def show_answer(self, trace: Trace | None) -> None:
+        """Put the answer to the current request on screen (the controller calls this)."""
         # Δ compares with the last recall whose ranking differed: a re-run that changes nothing
         # (the watcher seeing the file a save just wrote, a cache hit) must not wipe the moves
         if trace is not None and (self.trace is None or _ranking(self.trace) != _ranking(trace)):
             self.previous = self.trace
         self.trace = trace
-        self.applied_seq = self.seq
         self.refresh_views()
 
     def show_recorded(self, trace: Trace) -> None:
         """Show a recorded `trace` (an agent's recall) as the answer to the current request:
         a recall on its way is dropped (its answer would replace it), Δ compares with nothing."""
-        self.seq += 1
-        self.applied_seq = self.seq
+        self.recalls.cancel_pending()
         self.previous = None
         self.trace = trace
         self.follow_results = True
+
+    def show_recall_failed(self, error: str) -> None:
+        self.status_text = "recall failed"
+        self._set_status()
+        self.notify(error, title="recall failed", severity="error", markup=False)
 
     def record(self, trace: Trace) -> None:
         """Append an applied recall to the recording, if one is on (`SessionTools.record`)."""
@@ -224,7 +246,7 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
     @property
     def answer_pending(self) -> bool:
         """True until the answer to the current request is on screen."""
-        return self.engine is None or self.applied_seq != self.seq
+        return self.engine is None or self.recalls.pending
 
     # --- state -> views ------------------------------------------------------------------------
 
@@ -317,15 +339,15 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
                 t.append("  cache hit", style="bold green")
             if not self.stable_timings:
                 t.append(f"  {tr.total_ms:.1f} ms", style="cyan")
-                t.append(f" (worker {self.round_trip_ms:.0f} ms)", style="dim")
+                t.append(f" (worker {self.recalls.round_trip_ms:.0f} ms)", style="dim")
             emb = tr.vault.get("embedder")
             if emb:
                 t.append(f"  embedder {one_line(emb, 30)}", style="dim")
         self.agent.status_tail(t)
         if self.pinned:
             t.append(f"  pinned {len(self.pinned)}", style="magenta")
-        if self.stale_dropped and not self.stable_timings:
-            t.append(f"  stale dropped {self.stale_dropped}", style="dim")
+        if self.recalls.stale_dropped and not self.stable_timings:
+            t.append(f"  stale dropped {self.recalls.stale_dropped}", style="dim")
         shown = self.session.record_status(t)
         drawn = (id(main), shown.plain, tuple(shown.spans))
         if drawn != self._status_drawn:  # the line is one row high: no layout pass needed
@@ -333,7 +355,7 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
             main.query_one("#status", Static).update(shown, layout=False)
         preset_k = None
         if self.engine is not None:
-            preset_k = self._engine_for(self.request.preset).config.k
+            preset_k = self.recalls.engine_for(self.request.preset).config.k
         elif self.trace is not None:
             preset_k = self.trace.k
         if (preset_k, self.k_source) != self._k_drawn:  # a Label: redraw only on a change
@@ -388,8 +410,9 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
 
         found = list_presets(self.vault_path) or ["default"]
         self.presets[:] = found
-        for gone in set(self._engines) - set(found) - {self.request.preset}:
-            self._engines.pop(gone, None)
+        engines = self.recalls.engines
+        if engines is not None:
+            engines.forget(set(engines.presets()) - set(found) - {self.request.preset})
         main = self.main()
         if main is not None:
             main.query_one(QueryBar).set_presets(found)
@@ -411,8 +434,8 @@ class RecallApp(RecallRunner, TuningActions, App[None]):
             main.query_one(QueryBar).set_preset(name)
 
     def action_rerun(self) -> None:
-        for engine in self._engines.values():
-            engine.clear_cache()
+        if self.recalls.engines is not None:
+            self.recalls.engines.clear_caches()
         self.launch_recall()
 
     def action_toggle_record(self) -> None:

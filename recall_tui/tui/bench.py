@@ -124,7 +124,7 @@ class _Clock:
     """Timestamps of one keystroke's way to the screen, taken by wrapping the app's methods
     on this instance: `input` key posted -> `request_recall` (the Input's change, the query
     bar's message, the screen's routing); `to_thread` -> the engine's recall starts in the
-    worker thread; `engine` its run; `to_ui` -> the `RecallDone` handled (`_apply` called);
+    worker thread; `engine` its run; `to_ui` -> the `RecallDone` handled (`show_answer` called);
     `views` the widgets updated (`refresh_views`, one figure per widget in `widgets`);
     `paint` -> the screen's next refresh done: the wait for the frame, layout if any,
     compositing, the frame's terminal output (`_write_frames`)."""
@@ -137,7 +137,7 @@ class _Clock:
         """Called right after the wrapped method of that mark returns (on the UI thread)."""
         wrap = self._wrap
         wrap(app, "request_recall", "request")
-        wrap(app, "_apply", "apply")
+        wrap(app, "show_answer", "apply")
 
     def _wrap(self, obj: Any, name: str, mark: str, *, widget: bool = False) -> None:
         inner = getattr(obj, name)
@@ -194,7 +194,7 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
                 await pilot.pause(0.01)
             await pilot.pause()
             for ch in query:
-                before = app.seq
+                before = app.recalls.seq
                 clock.reset()
                 painted = asyncio.get_running_loop().create_future()
 
@@ -202,7 +202,7 @@ async def _type_and_time(app: Any, typed: Sequence[str], clocked: _ClockedEngine
                     # the answer for this text (seq moved on, nothing pending) is on the
                     # widgets: wait for the refresh that draws it; no polling, so the bench
                     # takes no CPU from the app while it waits
-                    if app.seq != before and not app.recall_pending and not painted.done():
+                    if app.recalls.seq != before and not app.recall_pending and not painted.done():
                         app.screen.call_after_refresh(
                             lambda: painted.done() or painted.set_result(None))
 
@@ -247,7 +247,7 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
             while app.recall_pending:
                 await pilot.pause(0.01)
             await pilot.pause()
-            runs_before = getattr(app, "recall_runs", 0)
+            runs_before = app.recalls.recall_runs
             for i, ch in enumerate(query):
                 if i:
                     await asyncio.sleep(BURST_INTERVAL_MS / 1000)
@@ -259,7 +259,7 @@ async def _burst(app: Any, typed: Sequence[str]) -> tuple[list[float], list[floa
             await _next_paint(app)
             latencies.append((time.perf_counter() - t0) * 1000)
             engine_ms.append(app.trace.total_ms)
-            runs += getattr(app, "recall_runs", 0) - runs_before
+            runs += app.recalls.recall_runs - runs_before
     return latencies, engine_ms, runs
 
 

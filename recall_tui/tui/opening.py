@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.opening import OpenStatus
 from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
 from recall_tui.tui.widgets.results import ResultsTable
@@ -118,7 +119,7 @@ class VaultOpener:
         query, warm up, and watch the vault once the vectors are there too."""
         app = self.app
         app.engine, app.vault = message.engine, message.vault
-        app._engines = {message.engine.preset: message.engine}
+        app.recalls.attach(EngineSet.of(message.engine, root=app.vault_path))
         self.vectors_pending = message.vectors_pending
         app.status_text = "text indexed" if message.vectors_pending else "vault opened"
         if message.elapsed_ms and not app.stable_timings:
@@ -140,10 +141,9 @@ class VaultOpener:
         app = self.app
         self.vectors_pending = False
         self.progress = None
-        for engine in app._engines.values():
-            if engine is not app.engine:
-                engine.set_vault(app.engine.vault, app.engine.index)
-            engine.clear_cache()
+        if app.recalls.engines is not None:
+            app.recalls.engines.set_vault(app.engine.vault)
+            app.recalls.engines.vectors_changed()
         if message.error:
             app.status_text = "vectors unavailable"
             app.notify(message.error, title="vectors unavailable", severity="warning",

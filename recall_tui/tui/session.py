@@ -122,10 +122,10 @@ class SessionTools:
 
         app = self.app
         try:
-            engine = app._engine_for(app.request.preset)
+            engine = app.recalls.engine_for(app.request.preset)
             r = app.request  # exactly what is on screen: k, as-of, filters, pins, verbosity
             report = build_report(engine, query, REPORT_REPEAT, r.now, k=r.k, as_of=r.as_of,
-                                  why=list(app.pinned), filters=app._recall_filters(r),
+                                  why=list(app.pinned), filters=app.recalls.recall_filters(r),
                                   verbosity=r.verbosity, warm_process=True)
             md, js = write_report(report, Path(app.vault_path) / REPORTS_DIR)
             text = render_markdown(report)

@@ -12,7 +12,7 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
 from recall_tui.tui.panes.tuning.golden import JUDGED
@@ -27,15 +27,26 @@ from recall_tui.tui.screens.edit import (
     heldout_verdict,
 )
 
+if TYPE_CHECKING:
+    from recall_tui.index.watch import ChangeSummary, VaultWatcher
+    from recall_tui.tui.recalling import RecallController
+
 
 class TuningActions:
     """Actions of the tuning pane and the editors, mixed into `RecallApp`."""
 
+    recalls: RecallController
+    """The app's recall controller (`RecallApp.recalls`): its engines are watched here."""
+
     watch_vault: bool | None = None
     """Watch the vault for outside changes: None = only when the app opened the vault itself
     (the command line), not when it was handed an engine (tests, snapshots) or replays."""
-    watcher: Any = None
-    """The running `VaultWatcher`, if any."""
+
+    @property
+    def watcher(self) -> VaultWatcher | None:
+        """The running `VaultWatcher` (the engine set's), if any."""
+        engines = self.recalls.engines
+        return engines.watcher if engines is not None else None
 
     # --- the pane --------------------------------------------------------------------------------
 
@@ -130,7 +141,8 @@ class TuningActions:
         except (ValueError, FileExistsError, OSError) as exc:
             self.notify(str(exc), title="preset not saved", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        self._engines.pop(choice.name, None)  # type: ignore[attr-defined]
+        if self.recalls.engines is not None:
+            self.recalls.engines.forget([choice.name])
         self.reload_presets()  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
@@ -279,7 +291,7 @@ class TuningActions:
             label = f"the Tuning pane's knobs (preset {preset}" + (
                 f" + {n} knob{'s' if n != 1 else ''})" if n else ")")
         else:  # the Recall pane's preset, not the one the app opened with
-            config = self._engine_for(preset).config  # type: ignore[attr-defined]
+            config = self.recalls.engine_for(preset).config
             label = f"preset {preset} (the Recall pane's)"
         golden, baseline = None, None
         if pane is not None:
@@ -311,8 +323,6 @@ class TuningActions:
         """Open the selected memory in $VISUAL / $EDITOR, then pick up what changed."""
         from textual.app import SuspendNotSupported
 
-        from recall_tui.index.watch import refresh
-
         mid = self._selected_hit()
         memory = self.vault.get(mid) if (self.vault and mid) else None  # type: ignore[attr-defined]
         if memory is None:
@@ -333,41 +343,43 @@ class TuningActions:
         except OSError as exc:
             self.notify(f"$EDITOR {editor!r}: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
             return
-        self.vault_changed(refresh(self.engine))  # type: ignore[attr-defined]
+        engines = self.recalls.engines
+        if engines is not None:
+            self.vault_changed(engines.refresh())
 
     # --- watching --------------------------------------------------------------------------------
 
     def start_watching(self) -> None:
-        """Start the vault watcher when this app should watch (see `watch_vault`)."""
-        from recall_tui.index.watch import VaultWatcher
-
+        """Start the vault watcher when this app should watch (see `watch_vault`): the engine
+        set's, which refreshes every preset's engine in its thread and tells the app."""
         want = self.watch_vault
         if want is None:
             want = self._given_engine is None and not getattr(self, "replaying", False)  # type: ignore[attr-defined]
-        if not want or self.watcher is not None or self.engine is None:  # type: ignore[attr-defined]
+        engines = self.recalls.engines
+        if not want or engines is None or engines.watcher is not None:
             return
 
-        def on_change(summary: Any) -> None:
+        def on_change(summary: ChangeSummary) -> None:
             # quiet: the watcher seeing a file the app just saved says nothing a second time
             self.call_from_thread(self.vault_changed, summary, quiet=True)  # type: ignore[attr-defined]
 
-        self.watcher = VaultWatcher(self.engine, on_change).start()  # type: ignore[attr-defined]
+        engines.watch(on_change)
 
     def stop_watching(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
+        engines = self.recalls.engines
+        if engines is not None:
+            engines.stop_watching()
 
-    def vault_changed(self, summary: Any, *, quiet: bool = False) -> None:
-        """After a refresh of the engine: share the new vault with every preset's engine, say
-        what changed, re-run the query and re-score the golden set."""
+    def vault_changed(self, summary: ChangeSummary, *, quiet: bool = False) -> None:
+        """After a refresh: every preset's engine reads the new vault (a refresh of the app's
+        engine alone, as saving `recall_when` does, hands it to the others here), say what
+        changed, re-run the query and re-score the golden set."""
         engine = self.engine  # type: ignore[attr-defined]
         if summary.error:
             self.notify(summary.describe(), severity="warning", markup=False)  # type: ignore[attr-defined]
             return
-        for other in self._engines.values():  # type: ignore[attr-defined]
-            if other is not engine:
-                other.set_vault(engine.vault, engine.index)
+        if self.recalls.engines is not None:
+            self.recalls.engines.set_vault(engine.vault)
         self.vault = engine.vault  # type: ignore[attr-defined]
         if not quiet or not summary.empty:
             self.notify(summary.describe(), markup=False, timeout=4)  # type: ignore[attr-defined]

@@ -96,7 +96,7 @@ def record_sample_agent_recall(app) -> None:
     if any(r.id == rid for r in read_agent_log(app.vault_path)):
         return
     now = app.request.now
-    trace = app._engine_for("default").recall(AGENT_PROMPT, now=now)
+    trace = app.recalls.engine_for("default").recall(AGENT_PROMPT, now=now)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z") if now else ""
     append_recall(app.vault_path, AgentRecall(
         id=rid, time=stamp, served_by="hook", event="UserPromptSubmit",

@@ -26,9 +26,10 @@ import apsw
 
 from recall_tui.engine import Engine
 from recall_tui.engine.config import Config
+from recall_tui.engine.engines import refresh
 from recall_tui.engine.trace import Trace, WhyNot
 from recall_tui.index.store import Index
-from recall_tui.index.watch import ChangeSummary, refresh
+from recall_tui.index.watch import ChangeSummary
 from recall_tui.tuning.golden import GoldenRun, RunComparison, compare_runs, run_golden
 from recall_tui.tuning.metrics import GoldenQuery
 from recall_tui.vault.edit import (

@@ -373,8 +373,8 @@ class AgentPane(StatePane):
         # As deep as the agent's list (the hook asks for the preset's k plus the always-load
         # memories it leaves out), or deeper when the knobs on screen ask for more.
         k = max(trace.k, config.k)
-        self._run_compare(rec, trace, app._engine_for(request.preset), config, label,
-                          app._recall_filters(request), k, tuple(app.pinned))
+        self._run_compare(rec, trace, app.recalls.engine_for(request.preset), config, label,
+                          app.recalls.recall_filters(request), k, tuple(app.pinned))
 
     @work(thread=True, exclusive=True, group="agent-compare")
     def _run_compare(self, rec: AgentRecall, agent: Trace, engine: Any, config: Any,

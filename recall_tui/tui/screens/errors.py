@@ -336,6 +336,6 @@ def open_errors(app: Any) -> None:
                else default_queries_file(Path(app.engine.vault.root)))
     baseline = app.request.preset
     app.push_screen(ErrorsScreen(ErrorsRequest(
-        baseline=baseline, names=tuple(compared(baseline)), engine_for=app._engine_for,
+        baseline=baseline, names=tuple(compared(baseline)), engine_for=app.recalls.engine_for,
         queries=queries, now=app.request.now or datetime.now(timezone.utc), k=GOLDEN_K)))
 

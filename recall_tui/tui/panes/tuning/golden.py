@@ -120,7 +120,7 @@ class GoldenTab(Vertical):
         if app.engine is None or config is None or base is None:
             self.busy = False
             return
-        engine = app._engine_for(app.request.preset)
+        engine = app.recalls.engine_for(app.request.preset)
         path = self.queries_file()
         self.path = path
         try:

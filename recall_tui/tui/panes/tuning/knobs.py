@@ -175,13 +175,13 @@ class KnobsTab(Horizontal):
             self.runs = None
             self.draw_runs()
             return
-        engine = app._engine_for(request.preset)
+        engine = app.recalls.engine_for(request.preset)
         key = (request, config.hash(), side_name, side_b_name, engine.fingerprint)
         if key == self.run_key and not force:
             return
         self.run_key = key
         self.busy = True
-        self._run_query(engine, request, app._recall_filters(request), base, config,
+        self._run_query(engine, request, app.recalls.recall_filters(request), base, config,
                         side_name or request.preset, side_b_name)
 
     @work(thread=True, exclusive=True, group="tuning")

@@ -83,7 +83,7 @@ class TuningPane(StatePane):
             # One k rule: the preset's k, or the k typed in the settings bar, which then is the
             # starting value of the `k` knob (so the knob, the bar and the hits agree).
             self.base_name, self.base_k = preset, k
-            config = app._engine_for(preset).config
+            config = app.recalls.engine_for(preset).config
             self.base = config if k is None or k == config.k else config.with_value("k", k)
             self.config = self.base
             self.knobs.draw_knobs()

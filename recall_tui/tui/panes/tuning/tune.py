@@ -206,7 +206,7 @@ class TuneTab(Vertical):
         base_name = self.pane.base_name or "base"
         if changed:
             base_name += f" + {len(changed)} knob{'s' if len(changed) != 1 else ''}"
-        engine = app._engine_for(app.request.preset)
+        engine = app.recalls.engine_for(app.request.preset)
         root = Path(engine.vault.root)
         request = TuneRequest(engine, path, queries, config, base_name, budget, folds,
                               seed, GOLDEN_K, app.request.now or datetime.now(timezone.utc),
