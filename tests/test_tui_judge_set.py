@@ -39,7 +39,13 @@ def text_of(screen, selector: str) -> str:
 async def test_judging_a_sampled_set_then_saving_through_the_gate(vault_copy, engine, capsys):
     recs = {p: log_recall(engine, p) for p in (OFF_TOPIC, OWNER, ON_TOPIC)}
     sample = vault_copy / ".recall" / "sample.jsonl"
-    assert main(["log", "sample", "--vault", str(vault_copy), "--n", "5", "--out", str(sample)]) == 0
+    capsys.readouterr()
+    assert main(["log", "sample", "--vault", str(vault_copy), "--n", "5", "--out", str(sample),
+                 "--coverage"]) == 0
+    said = capsys.readouterr().out.splitlines()[-1]  # no prompt of the set is judged yet
+    n = int(said.split()[1])
+    assert said == (f"coverage: {n} of the top-{engine.config.k} results of this set ({n} over 3 "
+                    "queries) are unjudged under default (judged in golden.jsonl)") and n > 0
     with sample.open("a", encoding="utf-8") as fh:  # written by hand: no logged recall
         fh.write(json.dumps({"query": "a question nobody asked"}) + "\n")
     set_queries = [q.query for q in read_query_set(sample)]
