@@ -149,3 +149,22 @@ async def test_judging_a_sampled_set_then_saving_through_the_gate(vault_copy, en
         assert gate.result.passed and "gate passed" in text_of(gate, "#gate-verdict")
         await wait_until(pilot, lambda: read_active(vault_copy).preset == "fine", "activated")
         await pilot.press("escape")
+
+
+def test_every_screenshot_the_docs_show_is_one_make_screenshots_writes():
+    """docs/tuning.md's walkthrough (and every other doc) shows only screenshots the script
+    regenerates: each `screenshots/NAME.svg` named in the docs exists and NAME is a view of
+    `scripts/screenshots.py` (VIEWS, then WALKTHROUGH)."""
+    import re
+    from pathlib import Path
+
+    from recall_tui.tui.views import VIEWS, WALKTHROUGH
+
+    root = Path(__file__).resolve().parent.parent
+    views = [v.name for v in (*VIEWS, *WALKTHROUGH)]
+    assert len(set(views)) == len(views)
+    shown = {m for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+             for m in re.findall(r"screenshots/([\w-]+)\.svg", doc.read_text(encoding="utf-8"))}
+    assert {"judge-set", "gate"} <= shown
+    for name in shown:
+        assert name in views and (root / "screenshots" / f"{name}.svg").is_file(), name

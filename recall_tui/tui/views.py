@@ -225,7 +225,7 @@ async def _judge_set(pilot: Pilot) -> None:
 
 async def _gate(pilot: Pilot) -> None:
     """The Tuning pane's `S` with "make it the agent's" ticked: the gate against the active
-    preset on the judged queries, and its verdict."""
+    preset on the judged queries, and its verdict (the recency boost costs MRR: it fails)."""
     app = pilot.app
     await type_query(pilot, AGENT_PROMPT)
     app.screen.query_one("#results").focus()
@@ -241,7 +241,7 @@ async def _gate(pilot: Pilot) -> None:
 
     app.screen.query_one("#preset-activate", Checkbox).value = True
     field = app.screen.query_one("#preset-name", Input)
-    field.value = "fixed"
+    field.value = "recency"
     field.focus()
     await pilot.press("enter")
     await _until(pilot, lambda: getattr(app.screen, "result", None) is not None

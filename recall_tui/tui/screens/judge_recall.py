@@ -106,7 +106,7 @@ class JudgeRecallScreen(ModalScreen[None]):
             if self.coverage_job is not None:
                 yield Static(Text("coverage: recalling the set under the agent's preset…",
                                   style="dim"), id="judge-recall-coverage")
-            yield Label(self._help(), id="judge-recall-help")
+            yield Static(self._help(), id="judge-recall-help")
 
     def _head(self) -> Text:
         head = Text("Judge what the agent got for ", style="bold")
@@ -121,7 +121,7 @@ class JudgeRecallScreen(ModalScreen[None]):
                 else "")
         return Text(f"{keys['grade3']} must come back · {keys['grade2']} relevant · "
                     f"{keys['grade1']} somewhat · {keys['grade0']} not relevant · {keys['remove']} "
-                    f"remove · {keys['add']} add a memory that should have come · "
+                    f"remove\n{keys['add']} add a memory that should have come · "
                     f"{keys['nothing']} nothing was needed{walk} · {keys['close']} close",
                     style="dim")
 
