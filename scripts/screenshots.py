@@ -44,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(ROOT))
     from recall_tui.engine import open_engine
-    from recall_tui.tui.views import VIEWS
+    from recall_tui.tui.views import VIEWS, WALKTHROUGH
 
-    known = {v.name: v for v in VIEWS}
+    known = {v.name: v for v in (*VIEWS, *WALKTHROUGH)}  # in this order: see WALKTHROUGH
     unknown = [n for n in args.views if n not in known]
     if unknown:
         print(f"screenshots: unknown view(s) {', '.join(unknown)}; known: {', '.join(known)}",
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         vault = Path(tmp) / "vault"
         shutil.copytree(args.vault, vault, ignore=shutil.ignore_patterns(".recall"))
         engine = open_engine(vault, preset="default", embedder="local")
-        for name in args.views or list(known):
+        for name in sorted(args.views, key=list(known).index) if args.views else list(known):
             path = asyncio.run(shoot(known[name], engine, vault, args.out, size))
             print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0

@@ -73,3 +73,26 @@ def test_preset_use_activates_only_when_the_gate_passes(setup, capsys):
     assert "gate passed" in capsys.readouterr().out
     act = read_active(vault)
     assert act.preset == "default" and act.embedder == "none"
+
+
+def test_eval_defaults_to_the_tuis_judgements_and_keeps_an_explicit_queries_file(setup, capsys):
+    """Without --queries, `eval` reads `.recall/golden.jsonl` (where the TUI judges) once it
+    exists, else the vault's golden.jsonl; --queries still wins."""
+    vault, _base, _planted = setup
+    common = ["--vault", str(vault), "--embedder", "none", "--now", NOW, "--k", "5", "--json"]
+    judged = vault / ".recall" / "golden.jsonl"
+    lines = [json.loads(x) for x in (vault / "golden.jsonl").read_text().splitlines()[:2]]
+    capsys.readouterr()
+    try:
+        assert main(["eval", *common]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["queries_file"] == str(vault / "golden.jsonl")
+        judged.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        assert main(["eval", *common]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["queries_file"] == str(judged)
+        assert [q["query"] for q in doc["presets"]["default"]["queries"]] == [x["query"] for x in lines]
+        assert main(["eval", *common, "--queries", str(vault / "golden.jsonl")]) == 0
+        assert json.loads(capsys.readouterr().out)["queries_file"] == str(vault / "golden.jsonl")
+    finally:
+        judged.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -68,7 +69,7 @@ def test_install_edits_only_its_own_entries_and_uninstall_restores_the_file(tmp_
     new = settings.read_text(encoding="utf-8")
     data = json.loads(new)
     assert list(data) == list(original)  # key order
-    assert list(data["hooks"]) == ["UserPromptSubmit", "PreToolUse", "SessionStart"]
+    assert list(data["hooks"]) == ["UserPromptSubmit", "PreToolUse", "SessionStart", "Stop"]
     assert "\n\t\t\"UserPromptSubmit\"" in new and "café ☕" in new  # tabs, text as written
     assert data["statusLine"] == original["statusLine"] and data["permissions"] == original["permissions"]
     ups = data["hooks"]["UserPromptSubmit"]
@@ -84,7 +85,8 @@ def test_install_edits_only_its_own_entries_and_uninstall_restores_the_file(tmp_
     assert code == 0 and "nothing changed" in out and settings.read_text(encoding="utf-8") == new
 
     code, out, err = cli(capsys, "hook", "uninstall", "--vault", str(a), "--write", str(settings))
-    assert code == 0 and "2 recall-tui hook(s) removed" in out, err
+    assert code == 0 and "3 recall-tui hook(s) removed" in out, err  # Stop's too
+    assert "Stop" not in json.loads(settings.read_text(encoding="utf-8"))["hooks"]
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["hooks"]["UserPromptSubmit"] == original["hooks"]["UserPromptSubmit"]  # b's stays
     assert data["hooks"]["SessionStart"] == [{"matcher": "startup|clear|compact", "hooks": [
@@ -93,6 +95,42 @@ def test_install_edits_only_its_own_entries_and_uninstall_restores_the_file(tmp_
     assert code == 0 and "1 recall-tui hook(s) removed" in out
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["hooks"]["UserPromptSubmit"] == [{"hooks": [{"type": "command", "command": "echo mine"}]}]
+
+
+def test_install_adds_the_stop_hook_in_claude_codes_shape_and_again_changes_nothing(tmp_path, vaults,
+                                                                                   capsys):
+    """The Stop hook (weak labels) is installed with the other two, in the entry shape Claude
+    Code's hooks documentation shows (no matcher: Stop takes none), with only --vault; a
+    second install changes nothing (no write, no backup); --no-stop takes ours out again and a
+    hook stop with a bad option still exits 0 (exit 2 would keep the agent going)."""
+    a, b = vaults
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "notify-send done"}]}]}}, indent=2) + "\n")
+    code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--k", "2", "--write", str(settings))
+    assert code == 0, err
+    first = settings.read_text()
+    stop = json.loads(first)["hooks"]["Stop"]
+    assert stop[0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}  # the user's
+    assert len(stop) == 2 and set(stop[1]) == {"hooks"} and len(stop[1]["hooks"]) == 1
+    hook = stop[1]["hooks"][0]
+    assert set(hook) == {"type", "command", "timeout"} and hook["type"] == "command"
+    assert hook["timeout"] == 30 and isinstance(hook["timeout"], int)
+    assert hook["command"].endswith(f" hook stop --vault {shlex.quote(str(a.resolve()))}  "
+                                    f"{MARK}{vault_id(a)}")  # only --vault: no --k
+    assert " --k 2" in json.loads(first)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    code, out, _ = cli(capsys, "hook", "install", "--vault", str(a), "--k", "2", "--write", str(settings))
+    assert code == 0 and "nothing changed" in out and settings.read_text() == first
+    assert [p.name for p in tmp_path.glob("settings.json.bak*")] == ["settings.json.bak.1"]
+    assert cli(capsys, "hook", "install", "--vault", str(b), "--write", str(settings))[0] == 0
+    assert len(json.loads(settings.read_text())["hooks"]["Stop"]) == 3  # one more vault's
+    code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--no-stop", "--write", str(settings))
+    assert code == 0, err
+    data = json.loads(settings.read_text())
+    assert not our_commands(data, "Stop", a) and len(our_commands(data, "Stop", b)) == 1
+    assert data["hooks"]["Stop"][0] == stop[0] and len(our_commands(data, "UserPromptSubmit", a)) == 1
+    code, out, err = cli(capsys, "hook", "stop", "--vault", str(a), "--budget-ms", "zz")
+    assert code == 0 and "a hook never blocks" in err
 
 
 def test_a_clean_install_then_uninstall_gives_back_the_same_text(tmp_path, vaults, capsys):

@@ -226,6 +226,7 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         await pilot.press(*"agent-tuned")
         # making it the agent's is its own choice in the dialog (issue 22), off by default
         app.screen.query_one("#preset-activate", Checkbox).value = True
+        app.screen.query_one("#preset-gate", Checkbox).value = False  # gated: test_tui_judge_set
         await pilot.press("enter")
         await wait_until(pilot, lambda: read_active(vault_copy).preset == "agent-tuned",
                          "the saved preset to become the active one")

@@ -25,6 +25,11 @@ from typing import Any
 from recall_tui.agent.hooks import EVENTS
 from recall_tui.agent.settings_file import SettingsError, SettingsFile, json_kind
 
+#: The events `hook install` writes, our event name -> Claude Code's. `stop` records weak
+#: labels only (recall_tui/agent/weak.py): it injects nothing and never blocks the stop.
+INSTALLED_EVENTS = {**EVENTS, "stop": "Stop"}
+#: Events whose hooks take the recall options given to `install` (Stop takes only --vault).
+RECALL_EVENTS = tuple(EVENTS)
 MARK = "# recall-tui-hook:"
 _MARK_RE = re.compile(r"#\s*recall-tui-hook:([0-9a-f]+)\s*$")
 DEFAULT_TIMEOUT_S = 30
@@ -52,12 +57,17 @@ def hook_command(vault: Path, event: str, extra: Sequence[str] = ()) -> str:
 
 
 def settings_block(vault: Path, *, extra: Sequence[str] = (),
-                   timeout: int = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
-    """The `hooks` part of Claude Code's settings for this vault. SessionStart has no matcher:
-    it runs on every source and `--sources` decides which inject (and `compact` re-arms the
-    repeat window), so adding `resume` to `--sources` works."""
-    return {"hooks": {EVENTS[e]: [{"hooks": [{"type": "command", "command": hook_command(vault, e, extra),
-                                              "timeout": timeout}]}] for e in EVENTS}}
+                   timeout: int = DEFAULT_TIMEOUT_S, stop: bool = True) -> dict[str, Any]:
+    """The `hooks` part of Claude Code's settings for this vault, one entry an event in the
+    shape Claude Code's hooks documentation shows (`{"hooks": [{"type": "command", "command":
+    ..., "timeout": ...}]}`). No matcher: SessionStart runs on every source and `--sources`
+    decides which inject (and `compact` re-arms the repeat window), so adding `resume` to
+    `--sources` works; UserPromptSubmit and Stop take none. With `stop`, the Stop hook that
+    records weak labels is included (its command takes only --vault)."""
+    events = [e for e in INSTALLED_EVENTS if stop or e != "stop"]
+    return {"hooks": {INSTALLED_EVENTS[e]: [{"hooks": [{
+        "type": "command", "command": hook_command(vault, e, extra if e in RECALL_EVENTS else ()),
+        "timeout": timeout}]}] for e in events}}
 
 
 def _legacy_vault(cmd: str) -> str | None:
@@ -67,7 +77,7 @@ def _legacy_vault(cmd: str) -> str | None:
     except ValueError:
         return None
     for i, w in enumerate(words[:-1]):
-        if w != "hook" or words[i + 1] not in EVENTS or i == 0:
+        if w != "hook" or words[i + 1] not in INSTALLED_EVENTS or i == 0:
             continue
         prev = words[i - 1]
         if not (os.path.basename(prev) == "recall-tui" or (prev == "recall_tui" and i >= 2
@@ -146,17 +156,25 @@ def merge_hooks(data: dict[str, Any], block: dict[str, Any], vault: Path, path: 
         if not placed:
             out.append(new_entry)
         hooks[event] = out
+    # an event this install leaves out (Stop with --no-stop) loses this vault's hook
+    left_out = [e for e in INSTALLED_EVENTS.values() if e not in block["hooks"]]
+    if left_out:
+        remove_hooks(data, vault, path, events=left_out)
 
 
-def remove_hooks(data: dict[str, Any], vault: Path | None, path: Path) -> int:
-    """Remove our hooks (for `vault`, or every vault's when None) from `data`, in place; an
-    entry or event list we emptied goes too. Returns how many hooks were removed."""
+def remove_hooks(data: dict[str, Any], vault: Path | None, path: Path,
+                 events: Sequence[str] | None = None) -> int:
+    """Remove our hooks (for `vault`, or every vault's when None; from every event, or only
+    `events`) from `data`, in place; an entry or event list we emptied goes too. Returns how
+    many hooks were removed."""
     vid = vault_id(vault) if vault is not None else None
     hooks = _hooks_of(data, path, create=False)
     if hooks is None:
         return 0
     removed = 0
     for event in list(hooks):
+        if events is not None and event not in events:
+            continue
         cur = hooks[event]
         if not isinstance(cur, list):
             continue
@@ -244,5 +262,5 @@ def write_plugin(folder: Path, vault: Path, block: dict[str, Any], mcp_extra: Se
     return written
 
 
-__all__ = ["SettingsError", "SettingsFile", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
+__all__ = ["INSTALLED_EVENTS", "SettingsError", "SettingsFile", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
            "merge_mcp", "remove_hooks", "remove_mcp", "settings_block", "vault_id", "write_plugin"]

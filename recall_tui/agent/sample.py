@@ -35,6 +35,8 @@ SECRET_PATTERNS: tuple[str, ...] = (
     r"(?i)\b(password|passwd|secret|api[_-]?key|token)\s*[:=]\s*\S+",
 )
 BY = ("recent", "frequent", "random")
+#: Longer prompts are cut to their question (`log sample --max-chars`).
+DEFAULT_LIMIT = 300
 NEAR_DUPLICATE = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -97,7 +99,7 @@ def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def sample_prompts(records: Iterable[Any], *, n: int, by: str = "recent", seed: int = 0,
-                   exclude: Sequence[str] = (), limit: int = 300) -> SampleResult:
+                   exclude: Sequence[str] = (), limit: int = DEFAULT_LIMIT) -> SampleResult:
     """Pick `n` queries from flight-recorder records (oldest first, as `read_agent_log` gives
     them reversed is fine: order is taken from each record's time). Raises ValueError for an
     unknown `by` or a bad pattern (naming it)."""
@@ -148,3 +150,46 @@ def sample_prompts(records: Iterable[Any], *, n: int, by: str = "recent", seed: 
 def _neg(text: str) -> tuple[int, ...]:
     """A sort key that orders ISO times newest first inside an ascending sort."""
     return tuple(-ord(c) for c in text)
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One query of a query set to judge, with the logged recall the agent got for it."""
+
+    query: str
+    """The set's query: what the judgement is keyed by (what `eval`, `snapshot` re-run)."""
+    line: int
+    recall: Any
+    """The newest `AgentRecall` with a trace among the line's `log_ids`, else the newest
+    whose prompt samples to this query; None when the log no longer has one."""
+
+
+def judge_queue(root: Any, set_path: Any) -> list[QueueItem]:
+    """The queries of a query set (`log sample --out`, or any file `snapshot` reads), in the
+    file's order, each with the logged recall to judge it on. Raises OSError / ValueError
+    (GoldenError: file:line: reason) for a file that cannot be read."""
+    import json
+    from pathlib import Path
+
+    from recall_tui.agent.log import read_agent_log
+    from recall_tui.tuning.snapshot import read_query_set
+
+    path = Path(set_path)
+    queries = read_query_set(path)
+    ids_of: dict[int, list[str]] = {}
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if raw.lstrip().startswith("{"):
+            obj = json.loads(raw)
+            ids = obj.get("log_ids") if isinstance(obj, dict) else None
+            if isinstance(ids, list):
+                ids_of[n] = [str(i) for i in ids]
+    recs = [r for r in read_agent_log(root) if r.trace_dict is not None]  # newest first
+    by_id = {r.id: r for r in recs}
+    out: list[QueueItem] = []
+    for q in queries:
+        found = next((by_id[i] for i in reversed(ids_of.get(q.line, [])) if i in by_id), None)
+        if found is None:
+            found = next((r for r in recs if r.prompt and q.query in (
+                question_of(r.prompt, DEFAULT_LIMIT)[0], " ".join(r.prompt.split()))), None)
+        out.append(QueueItem(q.query, q.line, found))
+    return out

@@ -24,7 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", metavar="FILE",
-                   help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
+                   help="judged queries, one JSON object a line (default: "
+                        "VAULT/.recall/golden.jsonl, the TUI's judgements, when it exists, else "
+                        "VAULT/golden.jsonl)")
     p.add_argument("--base", default="default", metavar="P", help="the baseline preset (default: default)")
     p.add_argument("--preset", action="append", default=[], metavar="P",
                    help="a preset to compare with; repeatable (default: the five seed presets)")
@@ -52,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 2
-    qfile = Path(args.queries) if args.queries else root / "golden.jsonl"
+    from recall_tui.tuning.golden import default_queries_file
+
+    qfile = Path(args.queries) if args.queries else default_queries_file(root)
     golden = read_golden_or_say("errors", qfile, given=bool(args.queries))
     if golden is None:
         return 2

@@ -25,7 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--vault", metavar="V", help="the vault folder (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", metavar="FILE",
-                   help="judged queries, one JSON object a line (default: VAULT/golden.jsonl)")
+                   help="judged queries, one JSON object a line (default: "
+                        "VAULT/.recall/golden.jsonl, the TUI's judgements, when it exists, else "
+                        "VAULT/golden.jsonl)")
     p.add_argument("--preset", action="append", default=[], metavar="P",
                    help="preset name or .toml path; repeat to compare (the first is the baseline)")
     p.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off for recall, nDCG, precision (default 10)")
@@ -99,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 2
-    qfile = Path(args.queries) if args.queries else root / "golden.jsonl"
+    from recall_tui.tuning.golden import default_queries_file
+
+    qfile = Path(args.queries) if args.queries else default_queries_file(root)
     golden = read_golden_or_say("eval", qfile, given=bool(args.queries))
     if golden is None:
         return 2

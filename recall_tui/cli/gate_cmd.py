@@ -78,24 +78,17 @@ def run_gate(baseline: str, *, vault: str | None, preset: str | None,
 
 def render(res: GateResult) -> None:
     from recall_tui.cli._out import console, esc, lit
+    from recall_tui.tuning.snapshot import gate_lines
 
     con = console()
     con.print(f"baseline {esc(res.diff.a)} → current {esc(res.diff.b)}, k={res.diff.k}, "
               f"alpha={res.alpha}")
     for note in res.diff.notes:
         con.print(lit(f"note: {note}"))
-    if not res.checks:
-        con.print("nothing to test: no judged query in the baseline's set")
-    for c in res.checks:
-        b = "-" if c.baseline is None else f"{c.baseline:.3f}"
-        n = "-" if c.current is None else f"{c.current:.3f}"
-        verdict = "[bold red]WORSE[/]" if c.worse else "ok"
-        con.print(f"  {c.metric:<11} {b} → {n}  p={c.p:.3g} over {c.n} queries  {verdict}")
-    if res.worse_queries:
-        con.print(f"{len(res.worse_queries)} queries got worse:")
-        for q in res.worse_queries:
-            what = (f"lost relevant {', '.join(q.lost_relevant)}" if q.lost_relevant
-                    else "more hits on a query that needs none" if q.off_topic
-                    else "relevant hits ranked lower")
-            con.print(lit(f"  line {q.line}: {q.query}: {what}"))
-    con.print("[bold green]gate passed[/]" if res.passed else "[bold red]gate failed[/]")
+    for line in gate_lines(res):
+        if line.endswith("  WORSE"):
+            con.print(lit(line.removesuffix("WORSE")).append("WORSE", style="bold red"))
+        elif line.startswith("gate "):
+            con.print("[bold green]gate passed[/]" if res.passed else "[bold red]gate failed[/]")
+        else:
+            con.print(lit(line))

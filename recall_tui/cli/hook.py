@@ -6,8 +6,10 @@ The two events read Claude Code's JSON payload on stdin (`session_id`, `transcri
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. They ask the warm
 service (`recall-tui serve`) when it is up, start it when it is not, and meanwhile recall in
 this process. They always exit 0, even for an unknown or bad option (a warning on stderr):
-Claude Code reads exit 2 as "block the prompt". `install` prints the settings block, or puts
-it into `--write PATH` editing only recall-tui's own entries; `uninstall` removes them (one
+Claude Code reads exit 2 as "block the prompt". `stop` (Claude Code's Stop event) records
+weak labels and prints nothing. `install` prints the settings block (SessionStart,
+UserPromptSubmit and Stop; `--no-stop` leaves Stop out), or puts it into `--write PATH`
+editing only recall-tui's own entries; `uninstall` removes them (one
 vault's, or `--all`). Logic: recall_tui/agent/ (install.py, settings_file.py for the file).
 
 A warm service's answer is printed by `recall_tui.cli.hook_fast` before this module (or
@@ -42,7 +44,10 @@ from recall_tui.vault.literal import json_text, safe_print
 if TYPE_CHECKING:
     from recall_tui.agent.settings_file import SettingsFile
 
-HELP = "Claude Code hooks: session-start, prompt-submit, install, uninstall"
+HELP = "Claude Code hooks: session-start, prompt-submit, stop, install, uninstall"
+#: The events Claude Code runs (an argument error is a warning there, never exit 2: for
+#: UserPromptSubmit that blocks the prompt, for Stop it keeps the agent going).
+RUN_EVENTS = (*HOOK_EVENTS, "stop")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,6 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plugin-dir", metavar="DIR",
                    help="install: write a Claude Code plugin folder (hooks + MCP server) to DIR "
                         "instead; use it with `claude --plugin-dir DIR`")
+    p.add_argument("--no-stop", action="store_true",
+                   help="install: leave out the Stop hook (`hook stop`, weak labels of whether the "
+                        "agent used what it was given); a re-install with it removes ours")
     p.add_argument("--timeout", type=int, default=30, metavar="S",
                    help="install: Claude Code's timeout for each hook, in seconds (default 30)")
     _never_exit_2(p)
@@ -99,7 +107,7 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
     def lenient(args: Sequence[str] | None = None,
                 namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
         words = list(sys.argv[1:] if args is None else args)
-        if not any(w in HOOK_EVENTS for w in words):
+        if not any(w in RUN_EVENTS for w in words):
             return parse(words, namespace)
         p.exit_on_error = False
         p.error = raise_error  # type: ignore[method-assign]  # on this parser only, while parsing
@@ -112,7 +120,7 @@ def _never_exit_2(p: argparse.ArgumentParser) -> None:
                     _warn_arg(str(exc))
                     words = _without(words, getattr(exc, "argument_name", None))
             else:
-                ns, extra = parse([next(w for w in words if w in HOOK_EVENTS)], namespace)
+                ns, extra = parse([next(w for w in words if w in RUN_EVENTS)], namespace)
         finally:
             p.exit_on_error = True
             p.error = error  # type: ignore[method-assign]  # restored
@@ -145,7 +153,7 @@ def _without(words: list[str], option: str | None) -> list[str]:
         if any(w.startswith(n + "=") for n in names):
             continue
         out.append(w)
-    return out if out != words else [w for w in words if w in HOOK_EVENTS][:1]
+    return out if out != words else [w for w in words if w in RUN_EVENTS][:1]
 
 
 def _k_or_none(text: str) -> int | None:
@@ -209,7 +217,8 @@ def _install(args: argparse.Namespace) -> int:
         return 2
     if not is_folder_or_say(name, root):
         return 2
-    block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout)
+    block = settings_block(root, extra=_hook_flags(args), timeout=args.timeout,
+                           stop=not args.no_stop)
     if args.plugin_dir:
         return _plugin(args, name, root, block)
     if not args.write:

@@ -78,6 +78,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="write the query set here (JSON lines; default: standard output)")
     sample.add_argument("--vault", default=argparse.SUPPRESS,
                         help="the vault folder (default: $RECALL_TUI_VAULT or .)")
+    sample.add_argument("--coverage", action="store_true",
+                        help="also recall the set under the vault's active preset and say how "
+                             "many of its top-k results are still unjudged (in the judged "
+                             "queries eval reads by default)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -253,4 +257,31 @@ def _sample(root: Path, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
         safe_print(summary, file=sys.stderr)
+    if args.coverage and res.queries:
+        return _coverage(root, [q.query for q in res.queries], to_err=not args.out)
+    return 0
+
+
+def _coverage(root: Path, queries: list[str], *, to_err: bool) -> int:
+    """`log sample --coverage`: the set recalled under the active preset (its k, now), its
+    unjudged top-k results counted against the judged queries file `eval` reads by default."""
+    from datetime import datetime, timezone
+
+    from recall_tui.cli.snapshot_cmd import open_run, take_with
+    from recall_tui.tuning.golden import default_queries_file
+    from recall_tui.tuning.snapshot import SetQuery, coverage, judged_queries
+
+    engine = open_run("log sample", argparse.Namespace(vault=str(root), preset=None, embedder=None))
+    if engine is None:
+        return 2
+    judged_file = default_queries_file(root)
+    try:
+        judged = judged_queries(judged_file)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        safe_print(f"recall-tui log sample: {exc}", file=sys.stderr)
+        return 2
+    snap = take_with(engine, [SetQuery(q, n) for n, q in enumerate(queries, start=1)],
+                     k=engine.config.k, now=datetime.now(timezone.utc))
+    safe_print(f"coverage: {coverage(snap, judged).line()} (judged in {judged_file.name})",
+               file=sys.stderr if to_err else sys.stdout)
     return 0

@@ -29,7 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a judged vault folder; repeat for several (default: $RECALL_TUI_VAULT or .)")
     p.add_argument("--queries", action="append", default=[], metavar="FILE",
                    help="judged queries of the vault given at the same position "
-                        "(default: VAULT/golden.jsonl)")
+                        "(default: "
+                        "VAULT/.recall/golden.jsonl, the TUI's judgements, when it exists, else "
+                        "VAULT/golden.jsonl)")
     p.add_argument("--base", default="default", metavar="PRESET",
                    help="preset to start from and compare with (default: default)")
     p.add_argument("--budget", type=positive_int, default=80, metavar="N",
@@ -82,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return 2
-    qfiles = [Path(q) for q in args.queries] or [r / "golden.jsonl" for r in roots]
+    from recall_tui.tuning.golden import default_queries_file
+
+    qfiles = [Path(q) for q in args.queries] or [default_queries_file(r) for r in roots]
     golden = []
     for qf in qfiles:
         g = read_golden_or_say("tune", qf, given=bool(args.queries))

@@ -212,3 +212,16 @@ class AgentFeed:
         pane.read_weak()
         app.push_screen(JudgeRecallScreen(rec, recall_query(rec), pane.judged_file(), titles,
                                           pane.weak_labels(rec)), pane.judge_closed)
+
+    def judge_query_set(self) -> None:
+        """The Agent pane's `Q`: judge a query set's logged recalls one after another
+        (`recall_tui.tui.screens.judge_recall.judge_query_set`)."""
+        from recall_tui.tui.screens.judge_recall import DEFAULT_SET, QuerySetScreen, judge_query_set
+
+        app = self.app
+        pane = self.pane()
+        if pane is None or app.engine is None:
+            app.notify("the vault is not open yet")
+            return
+        app.push_screen(QuerySetScreen(DEFAULT_SET),
+                        lambda text: judge_query_set(app, pane, text) and None)

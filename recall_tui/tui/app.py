@@ -489,6 +489,9 @@ class RecallApp(TuningActions, App[None]):
     def action_judge_agent_recall(self) -> None:
         self.agent.judge_recall()
 
+    def action_judge_query_set(self) -> None:
+        self.agent.judge_query_set()
+
 
 def _ranking(trace: Trace) -> tuple[str, ...]:
     return tuple(h.id for h in trace.hits)

@@ -26,6 +26,7 @@ from recall_tui.tui.screens.edit import (
     SavePresetScreen,
     heldout_verdict,
 )
+from recall_tui.tui.screens.gate import GateScreen, GateSetup, gate_setup
 
 if TYPE_CHECKING:
     from recall_tui.index.watch import ChangeSummary, VaultWatcher
@@ -126,10 +127,14 @@ class TuningActions:
             self.notify("open the tuning pane (t) and change a knob first")  # type: ignore[attr-defined]
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        screen = SavePresetScreen(changed, heldout_verdict(pane.tune.result, pane.config))
-        self.push_screen(screen, lambda choice: self._save_preset(pane, choice))  # type: ignore[attr-defined]
+        gate = gate_setup(self, pane.golden.source)  # the active preset, read before the save
+        screen = SavePresetScreen(changed, heldout_verdict(pane.tune.result, pane.config),
+                                  *((gate.label(self.vault_path), "") if isinstance(gate, GateSetup)  # type: ignore[attr-defined]
+                                    else (None, gate)))
+        self.push_screen(screen, lambda choice: self._save_preset(pane, choice, gate))  # type: ignore[attr-defined]
 
-    def _save_preset(self, pane: TuningPane, choice: PresetChoice | None) -> None:
+    def _save_preset(self, pane: TuningPane, choice: PresetChoice | None,
+                     gate: GateSetup | str = "") -> None:
         from recall_tui.tuning.presets_io import save_preset
 
         if choice is None or pane.config is None:
@@ -146,7 +151,10 @@ class TuningActions:
         self.reload_presets()  # type: ignore[attr-defined]
         self.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "  # type: ignore[attr-defined]
                     "choose it with o or the palette", markup=False)
-        if choice.activate:  # a separate decision: saving never deploys by itself
+        if choice.activate and choice.gate and isinstance(gate, GateSetup):  # gate, then deploy
+            self.push_screen(GateScreen(self.engine, gate, pane.config, choice.name,  # type: ignore[attr-defined]
+                                        lambda: self.make_active(choice.name), self.request.now))  # type: ignore[attr-defined]
+        elif choice.activate:  # a separate decision: saving never deploys by itself
             self.make_active(choice.name)
 
     def make_active(self, name: str) -> None:

@@ -152,6 +152,103 @@ async def _widths_settled(pilot: Pilot, deadline: float) -> None:
         last = now
 
 
+#: The other prompts of the walkthrough's sampled query set (docs/tuning.md), logged before
+#: `AGENT_PROMPT` as the hook records them.
+SET_PROMPTS = ("who owns the billing database", "what is the capital of portugal")
+
+
+def record_sample_set(app) -> None:
+    """The walkthrough's query set: two more hook recalls (fixed ids, an hour and two before
+    `AGENT_PROMPT`'s) and `.recall/sample.jsonl` as `recall-tui log sample --out` writes it
+    from the log (written once)."""
+    from datetime import timedelta
+
+    from recall_tui.agent.log import AgentRecall, append_recall, read_agent_log
+    from recall_tui.agent.sample import sample_prompts
+    from recall_tui.vault.edit import atomic_write
+    from recall_tui.vault.literal import json_text
+
+    record_sample_agent_recall(app)
+    have = {r.id for r in read_agent_log(app.vault_path)}
+    now = app.request.now
+    for n, prompt in enumerate(SET_PROMPTS, start=1):
+        rid = f"a9e1c0de5ample0{n + 1}"
+        if rid in have:
+            continue
+        when = now - timedelta(hours=len(SET_PROMPTS) + 1 - n)
+        trace = app._engine_for("default").recall(prompt, now=when)
+        append_recall(app.vault_path, AgentRecall(
+            id=rid, time=when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            served_by="hook", event="UserPromptSubmit", session_id="5f1c2e0a-9d4b",
+            prompt=prompt, cwd=str(app.vault_path), preset="default",
+            embedder=str(trace.vault.get("embedder") or "none"), config_hash=trace.config_hash,
+            injected_ids=[h.id for h in trace.hits[:5]], path="service",
+            trace_dict=trace.to_dict()))
+    res = sample_prompts(read_agent_log(app.vault_path), n=10)
+    atomic_write(app.vault_path / ".recall" / "sample.jsonl",
+                 "".join(json_text(q.to_dict()) + "\n" for q in res.queries).encode("utf-8"), 0o600)
+
+
+async def _until(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        await pilot.pause(0.05)
+
+
+async def _judge_set(pilot: Pilot) -> None:
+    """The Agent pane's `Q` on the sampled set: the judge screen on its first prompt's logged
+    recall, one memory graded, and the coverage line under the active preset."""
+    app = pilot.app
+    await wait_until_idle(pilot)
+    record_sample_set(app)
+    app.screen.query_one("#results").focus()
+    await pilot.pause(0.05)
+    app.screen.action_show_pane("agent")  # type: ignore[attr-defined]
+    await wait_until_idle(pilot)
+    from textual.widgets import DataTable
+
+    await _until(pilot, lambda: app.screen.query("#agent-table")
+                 and app.screen.query_one("#agent-table", DataTable).row_count >= 3,
+                 "the logged recalls")
+    app.screen.query_one("#agent-table").focus()
+    await pilot.press("Q")
+    await _until(pilot, lambda: app.screen.query("#query-set-path"), "the query-set dialog")
+    await pilot.press("enter")
+    await _until(pilot, lambda: getattr(app.screen, "coverage", None) is not None,
+                 "the coverage line")
+    await pilot.press("j", "0")  # the second memory the agent got: not relevant
+    await _until(pilot, lambda: getattr(app.screen, "writes", 0) >= 1, "the judgement")
+    await wait_until_idle(pilot)
+
+
+async def _gate(pilot: Pilot) -> None:
+    """The Tuning pane's `S` with "make it the agent's" ticked: the gate against the active
+    preset on the judged queries, and its verdict (the recency boost costs MRR: it fails)."""
+    app = pilot.app
+    await type_query(pilot, AGENT_PROMPT)
+    app.screen.query_one("#results").focus()
+    await pilot.press("t")
+    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
+                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
+    await wait_until_idle(pilot)
+    app.tuning_pane().edit_knob("boosts.recency.enabled", "true")  # type: ignore[attr-defined]
+    await wait_until_idle(pilot)
+    await pilot.press("S")
+    await _until(pilot, lambda: app.screen.query("#preset-gate"), "the save dialog")
+    from textual.widgets import Checkbox
+
+    app.screen.query_one("#preset-activate", Checkbox).value = True
+    field = app.screen.query_one("#preset-name", Input)
+    field.value = "recency"
+    field.focus()
+    await pilot.press("enter")
+    await _until(pilot, lambda: getattr(app.screen, "result", None) is not None
+                 or getattr(app.screen, "error", None), "the gate's verdict")
+    await wait_until_idle(pilot)
+
+
 @dataclass(frozen=True)
 class View:
     """One named screen of the app."""
@@ -177,4 +274,12 @@ VIEWS: tuple[View, ...] = (
     View("knobs", _pane("tuning", "#knob-table")),
     View("help", _help),
     View("agent", _agent, preset="memoria"),
+)
+
+#: The screens of docs/tuning.md's walkthrough (from the agent's wrong memory to a gate):
+#: `scripts/screenshots.py` writes them after `VIEWS` (they log recalls, judge and save a
+#: preset in the vault copy, which the views above must not see). Not snapshot-tested.
+WALKTHROUGH: tuple[View, ...] = (
+    View("judge-set", _judge_set),
+    View("gate", _gate),
 )

@@ -204,6 +204,22 @@ def compare_runs(current: GoldenRun, baseline: GoldenRun) -> RunComparison:
 
 
 # --------------------------------------------------------------------------------------------
+# where the judgements are
+
+#: Where the TUI keeps its judgements (the Agent pane's judge screen, `J`): inside the tool's
+#: own folder, the only place it writes in a vault.
+JUDGED = Path(".recall") / "golden.jsonl"
+
+
+def default_queries_file(root: str | os.PathLike[str]) -> Path:
+    """The judged queries a command reads when `--queries` is not given: the TUI's
+    `.recall/golden.jsonl` once it exists (it starts as a copy of the vault's golden.jsonl and
+    holds every judgement made since), else the vault's own `golden.jsonl`."""
+    judged = Path(root) / JUDGED
+    return judged if judged.exists() else Path(root) / "golden.jsonl"
+
+
+# --------------------------------------------------------------------------------------------
 # writing judgements
 
 

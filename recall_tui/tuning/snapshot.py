@@ -166,33 +166,75 @@ class Snapshot:
         """(judged, all) over the top-k results of every query: how much of what this
         configuration returns has a judgement (a query judged "needs no memory" counts its
         hits as judged: they are all wrong)."""
-        judged = total = 0
-        for e in self.entries:
-            top = e.ids[: self.k]
-            total += len(top)
-            if e.relevant is not None:
-                judged += len(top) if not e.relevant else sum(1 for i in top if i in e.relevant)
-        return judged, total
+        c = coverage(self)
+        return c.total - c.unjudged, c.total
 
     def label(self) -> str:
         return f"{self.preset} ({self.config_hash[:8] or 'no hash'}, k={self.k})"
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How much of what a configuration returns for a query set has a judgement."""
+
+    unjudged: int
+    """Top-k results (query, id) with no judgement."""
+    total: int
+    """Top-k results over the whole set."""
+    k: int
+    preset: str
+    queries: int
+
+    def line(self) -> str:
+        """The coverage line the judge screen, `log sample --coverage` and `snapshot` show."""
+        return (f"{self.unjudged} of the top-{self.k} results of this set ({self.total} over "
+                f"{self.queries} queries) are unjudged under {self.preset}")
+
+
+def coverage(snap: Snapshot, judged: Mapping[str, Mapping[str, int]] | None = None) -> Coverage:
+    """Count the top-k results of `snap` that have no judgement: in `judged` (query text ->
+    {id: grade}, e.g. `judged_queries` of the judged file) when given, else in each entry's
+    own `relevant`. A query judged as needing no memory (`{}`) has every hit judged (wrong)."""
+    unjudged = total = 0
+    for e in snap.entries:
+        top = e.ids[: snap.k]
+        total += len(top)
+        rel = e.relevant if judged is None else judged.get(e.query)
+        if rel is None:
+            unjudged += len(top)
+        elif rel:
+            unjudged += sum(1 for i in top if i not in rel)
+    return Coverage(unjudged, total, snap.k, snap.preset, len(snap.entries))
+
+
+def judged_queries(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    """The judgements of a judged-queries file by query text ({} for "needs no memory");
+    an unjudged line is left out. A missing file has none; a bad line raises (GoldenError)."""
+    try:
+        return {q.query: dict(q.relevant) for q in read_query_set(path) if q.relevant is not None}
+    except FileNotFoundError:
+        return {}
+
+
 def take(engine: Any, queries: Sequence[SetQuery], *, k: int, now: datetime,
          queries_file: str = "", queries_sha256: str = "",
-         cancel: Callable[[], bool] | None = None) -> Snapshot:
-    """Recall every query of the set at `k` (each at its own `as_of`) and freeze the rankings."""
+         cancel: Callable[[], bool] | None = None, config: Any = None,
+         preset: str | None = None) -> Snapshot:
+    """Recall every query of the set at `k` (each at its own `as_of`) and freeze the rankings;
+    under `config` (a `Config`, on the engine's vault, index and embedder) when given, labelled
+    `preset` (default: the engine's preset name)."""
     entries: list[Entry] = []
     config_hash = ""
     for q in queries:
-        trace = engine.recall(q.query, k=k, now=now, as_of=q.as_of, cancel=cancel)
+        trace = engine.recall(q.query, k=k, now=now, as_of=q.as_of, cancel=cancel, config=config)
         config_hash = config_hash or trace.config_hash
         entries.append(Entry(q.query, q.line, tuple((h.id, float(h.score)) for h in trace.hits),
                              dict(q.relevant) if q.relevant is not None else None,
                              q.as_of.isoformat() if q.as_of else None, q.category))
     index = getattr(engine, "index", None)
     embedder = (getattr(index, "embedder_info", None) or {}).get("name") or "none"
-    return Snapshot(preset=getattr(engine, "preset", ""), config_hash=config_hash, k=k,
+    return Snapshot(preset=preset if preset is not None else getattr(engine, "preset", ""),
+                    config_hash=config_hash, k=k,
                     now=now.isoformat(), embedder=str(embedder),
                     vault=str(getattr(getattr(engine, "vault", None), "root", "")),
                     queries_file=queries_file, queries_sha256=queries_sha256,
@@ -471,3 +513,38 @@ def gate(baseline: Snapshot, current: Snapshot, *, alpha: float = 0.05) -> GateR
                                 len(off)))
     worse_q = tuple(q for q in d.queries if q.verdict == "worse")
     return GateResult(not any(c.worse for c in checks), alpha, tuple(checks), worse_q, d)
+
+
+def gate_configs(engine: Any, baseline: Any, candidate: Any, queries: Sequence[SetQuery], *,
+                 k: int, now: datetime, alpha: float = 0.05, baseline_name: str = "baseline",
+                 candidate_name: str = "candidate",
+                 cancel: Callable[[], bool] | None = None) -> GateResult:
+    """The gate between two configurations (`Config`s) on one engine's vault, index, embedder
+    and clock: the query set is recalled under each at `k` and `gate` compares them, the
+    baseline first. What the Tuning pane's save runs before it makes a tuned preset the
+    agent's, with the active preset as the baseline."""
+    base = take(engine, queries, k=k, now=now, cancel=cancel, config=baseline, preset=baseline_name)
+    cur = take(engine, queries, k=k, now=now, cancel=cancel, config=candidate, preset=candidate_name)
+    return gate(base, cur, alpha=alpha)
+
+
+def gate_lines(res: GateResult) -> list[str]:
+    """The gate's verdict as plain lines (what `recall-tui gate` prints, without markup): one
+    per tested metric, then the queries that got worse, then passed/failed."""
+    out: list[str] = []
+    if not res.checks:
+        out.append("nothing to test: no judged query in the set")
+    for c in res.checks:
+        b = "-" if c.baseline is None else f"{c.baseline:.3f}"
+        n = "-" if c.current is None else f"{c.current:.3f}"
+        out.append(f"  {c.metric:<11} {b} → {n}  p={c.p:.3g} over {c.n} queries  "
+                   f"{'WORSE' if c.worse else 'ok'}")
+    if res.worse_queries:
+        out.append(f"{len(res.worse_queries)} queries got worse:")
+        for q in res.worse_queries:
+            what = (f"lost relevant {', '.join(q.lost_relevant)}" if q.lost_relevant
+                    else "more hits on a query that needs none" if q.off_topic
+                    else "relevant hits ranked lower")
+            out.append(f"  line {q.line}: {q.query}: {what}")
+    out.append("gate passed" if res.passed else "gate failed")
+    return out

@@ -101,6 +101,8 @@ class AgentPane(StatePane):
         Binding("c", "compare", "Re-run side by side", id="agent.compare"),
         Binding("O", "open_recall", "Open the agent's recall", show=False, id="agent.open"),
         Binding("a", "app.judge_agent_recall", "Judge what the agent got", id="agent.judge"),
+        Binding("Q", "app.judge_query_set", "Judge a query set",
+                id="agent.judge_set"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

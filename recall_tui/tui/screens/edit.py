@@ -38,6 +38,9 @@ class PresetChoice:
     activate: bool = False
     """Also make it the vault's active preset (what the agent recalls with): a separate
     decision, off unless ticked."""
+    gate: bool = False
+    """With `activate`: run the regression gate against the active preset first and activate
+    only if it passes (`recall_tui.tui.screens.gate`)."""
 
 
 class SavePresetScreen(ModalScreen[PresetChoice | None]):
@@ -49,10 +52,14 @@ class SavePresetScreen(ModalScreen[PresetChoice | None]):
         Binding("escape", "cancel", "Cancel", id="save_preset.cancel"),
     ]
 
-    def __init__(self, changed: list[str], verdict: Text | None = None) -> None:
+    def __init__(self, changed: list[str], verdict: Text | None = None,
+                 gate: str | None = None, no_gate: str = "") -> None:
         super().__init__()
         self.changed = changed
         self.verdict = verdict
+        self.gate = gate
+        """The gate box's label (None: no gate can run; `no_gate` says why)."""
+        self.no_gate = no_gate
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-preset-box", classes="edit-box"):
@@ -68,6 +75,10 @@ class SavePresetScreen(ModalScreen[PresetChoice | None]):
             yield Checkbox("overwrite an existing preset", id="preset-overwrite")
             yield Checkbox("also make it the agent's active preset (.recall/active.json)",
                            False, id="preset-activate")
+            if self.gate is not None:
+                yield Checkbox(self.gate, True, id="preset-gate")
+            elif self.no_gate:
+                yield Static(Text(self.no_gate, style="dim"), id="preset-no-gate")
             yield Label("", id="preset-error")
 
     def on_mount(self) -> None:
@@ -81,7 +92,9 @@ class SavePresetScreen(ModalScreen[PresetChoice | None]):
             return
         self.dismiss(PresetChoice(name, str(self.query_one("#preset-where", Select).value),
                                   self.query_one("#preset-overwrite", Checkbox).value,
-                                  self.query_one("#preset-activate", Checkbox).value))
+                                  self.query_one("#preset-activate", Checkbox).value,
+                                  self.gate is not None
+                                  and self.query_one("#preset-gate", Checkbox).value))
 
     def show_error(self, text: str) -> None:
         self.query_one("#preset-error", Label).update(Text(text, style="bold red"))
