@@ -223,5 +223,7 @@ class AgentFeed:
         if pane is None or app.engine is None:
             app.notify("the vault is not open yet")
             return
-        app.push_screen(QuerySetScreen(DEFAULT_SET),
-                        lambda text: judge_query_set(app, pane, text) and None)
+        def chosen(text: str | None) -> None:
+            judge_query_set(app, pane, text)
+
+        app.push_screen(QuerySetScreen(DEFAULT_SET), chosen)
