@@ -106,7 +106,7 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         await wait_until(pilot, lambda: strip_fits(app), "the strip to refit for pane 9")
         table.move_cursor(row=1)  # verbosity: its doc is longer than the box is wide
         path = table.cursor_key()
-        doc = one_line(pane.knob_info(path)[2], 200)
+        doc = one_line(pane.knobs.knob_info(path)[2], 200)
         msg = pane.query_one("#knob-msg", Label)
         await wait_until(pilot, lambda: " ".join(region_text(app, msg)).split() == doc.split(),
                          f"the whole doc of {path} under the knobs")
@@ -122,7 +122,7 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         assert "hits  (query not" in " ".join(region_text(app, pane.query_one("#tuned-head")))
 
         # two knobs changed: the dialog and the written file count the same
-        assert pane.edit_knob("k", "7") and pane.edit_knob("parse.stem", "off")
+        assert pane.knobs.edit_knob("k", "7") and pane.knobs.edit_knob("parse.stem", "off")
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
                          "the save dialog")
@@ -150,7 +150,7 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         # side by side at 200 columns: the ids whole (a long title no longer cuts them)
         app.action_tuning("tune-side")
         side = pane.query_one("#side-a")
-        await wait_until(pilot, lambda: side.row_count >= 5 and not pane.busy, "side A")
+        await wait_until(pilot, lambda: side.row_count >= 5 and not pane.knobs.busy, "side A")
         await wait_until(pilot, lambda: all(
             cell_text(side, r, "id") in "\n".join(region_text(app, side))
             for r in range(side.row_count)), "every id of side A whole")

@@ -111,7 +111,7 @@ async def test_judging_a_sampled_set_then_saving_through_the_gate(vault_copy, en
                          and app.tuning_pane().config is not None, "the tuning pane")
         pane = app.tuning_pane()
         for knob, value in ALL_OFF.items():  # a planted regression: no channel finds anything
-            assert pane.edit_knob(knob, value), knob
+            assert pane.knobs.edit_knob(knob, value), knob
 
         async def save(name: str) -> GateScreen:
             await pilot.press("S")
@@ -143,8 +143,8 @@ async def test_judging_a_sampled_set_then_saving_through_the_gate(vault_copy, en
         await wait_until(pilot, lambda: not isinstance(app.screen, GateScreen), "closed")
 
         for knob in ALL_OFF:
-            assert pane.edit_knob(knob, "true"), knob
-        assert pane.edit_knob("cache.enabled", "false")  # changes no ranking
+            assert pane.knobs.edit_knob(knob, "true"), knob
+        assert pane.knobs.edit_knob("cache.enabled", "false")  # changes no ranking
         gate = await save("fine")
         assert gate.result.passed and "gate passed" in text_of(gate, "#gate-verdict")
         await wait_until(pilot, lambda: read_active(vault_copy).preset == "fine", "activated")

@@ -176,7 +176,7 @@ def record_sample_set(app) -> None:
         if rid in have:
             continue
         when = now - timedelta(hours=len(SET_PROMPTS) + 1 - n)
-        trace = app._engine_for("default").recall(prompt, now=when)
+        trace = app.recalls.engine_for("default").recall(prompt, now=when)
         append_recall(app.vault_path, AgentRecall(
             id=rid, time=when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             served_by="hook", event="UserPromptSubmit", session_id="5f1c2e0a-9d4b",

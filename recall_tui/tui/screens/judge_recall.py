@@ -414,7 +414,7 @@ def judge_query_set(app: Any, pane: Any, text: str | None) -> JudgeRecallScreen 
     active = getattr(app, "agent_active", None)
     preset = active.preset if active is not None else app.request.preset
     try:
-        engine = app._engine_for(preset)
+        engine = app.recalls.engine_for(preset)
     except (ValueError, OSError):  # the active preset is gone: the one on screen
         preset, engine = app.request.preset, app.engine
     job = CoverageJob(engine, preset, queries, app.request.now or datetime.now(timezone.utc))
