@@ -63,6 +63,9 @@ def _pane(name: str, focus: str, memory_id: str | None = None, query: str = QUER
         await wait_until_idle(pilot)
         app.screen.query_one(focus).focus()
         await wait_until_idle(pilot)
+        # a table that shares its width fairly (the knobs list) may lay out once more: wait
+        # until every column width holds still (one full run under load caught it mid-way)
+        await _widths_settled(pilot, time.monotonic() + 60)
 
     return setup
 
