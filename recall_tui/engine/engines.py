@@ -46,14 +46,7 @@ def refresh(engine: Engine, *, files: tuple[str, ...] = ()) -> ChangeSummary:
     carries the error and the engine keeps what it had. An `EngineSet` refreshes all its
     engines at once with `EngineSet.refresh`.
     """
-    from recall_tui.index.watch import reread
-
-    t0 = time.perf_counter()
-    with _REFRESH_LOCK:
-        new, summary = reread(engine.vault, engine.index, files=files)
-        if new is not None:
-            engine.set_vault(new, engine.index)
-    return replace(summary, ms=(time.perf_counter() - t0) * 1000)
+    return EngineSet.of(engine).refresh(files=files)
 
 
 class EngineSet:
