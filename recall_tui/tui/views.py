@@ -93,17 +93,24 @@ def record_sample_agent_recall(app) -> None:
     """Append to the vault's agent log one hook recall of `AGENT_PROMPT` under preset
     `default` at the app's pinned `now`, as `recall-tui hook prompt-submit` records it (fixed
     id, time and session, so the image is the same every run; written once)."""
-    from recall_tui.agent.log import AgentRecall, append_recall, read_agent_log
+    from recall_tui.agent.log import read_agent_log
 
     rid = "a9e1c0de5ample01"
     if any(r.id == rid for r in read_agent_log(app.vault_path)):
         return
-    now = app.request.now
-    trace = app.recalls.engine_for("default").recall(AGENT_PROMPT, now=now)
-    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z") if now else ""
+    _log_hook_recall(app, rid, AGENT_PROMPT, app.request.now)
+
+
+def _log_hook_recall(app, rid: str, prompt: str, when) -> None:
+    """Append to the vault's agent log the recall of `prompt` under preset `default` at
+    `when`, as `recall-tui hook prompt-submit` records it (id `rid`, a fixed session)."""
+    from recall_tui.agent.log import AgentRecall, append_recall
+
+    trace = app.recalls.engine_for("default").recall(prompt, now=when)
+    stamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z") if when else ""
     append_recall(app.vault_path, AgentRecall(
         id=rid, time=stamp, served_by="hook", event="UserPromptSubmit",
-        session_id="5f1c2e0a-9d4b", prompt=AGENT_PROMPT, cwd=str(app.vault_path),
+        session_id="5f1c2e0a-9d4b", prompt=prompt, cwd=str(app.vault_path),
         preset="default", embedder=str(trace.vault.get("embedder") or "none"),
         config_hash=trace.config_hash, injected_ids=[h.id for h in trace.hits[:5]],
         path="service", trace_dict=trace.to_dict()))
@@ -166,7 +173,7 @@ def record_sample_set(app) -> None:
     from the log (written once)."""
     from datetime import timedelta
 
-    from recall_tui.agent.log import AgentRecall, append_recall, read_agent_log
+    from recall_tui.agent.log import read_agent_log
     from recall_tui.agent.sample import sample_prompts
     from recall_tui.vault.edit import atomic_write
     from recall_tui.vault.literal import json_text
@@ -178,15 +185,7 @@ def record_sample_set(app) -> None:
         rid = f"a9e1c0de5ample0{n + 1}"
         if rid in have:
             continue
-        when = now - timedelta(hours=len(SET_PROMPTS) + 1 - n)
-        trace = app.recalls.engine_for("default").recall(prompt, now=when)
-        append_recall(app.vault_path, AgentRecall(
-            id=rid, time=when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            served_by="hook", event="UserPromptSubmit", session_id="5f1c2e0a-9d4b",
-            prompt=prompt, cwd=str(app.vault_path), preset="default",
-            embedder=str(trace.vault.get("embedder") or "none"), config_hash=trace.config_hash,
-            injected_ids=[h.id for h in trace.hits[:5]], path="service",
-            trace_dict=trace.to_dict()))
+        _log_hook_recall(app, rid, prompt, now - timedelta(hours=len(SET_PROMPTS) + 1 - n))
     res = sample_prompts(read_agent_log(app.vault_path), n=10)
     atomic_write(app.vault_path / ".recall" / "sample.jsonl",
                  "".join(json_text(q.to_dict()) + "\n" for q in res.queries).encode("utf-8"), 0o600)
