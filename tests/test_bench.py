@@ -80,6 +80,20 @@ def test_bench_json_has_index_reindex_and_memory(bench_run):
     assert r["vault_read_ms"] > 0 and r["first_recall_ms"] > 0
 
 
+def test_bench_times_an_appended_session_and_leaves_the_vault_as_it_was(bench_run):
+    data, base = bench_run
+    (r,) = data["results"]
+    app = r["append_session"]
+    assert "error" not in app, app
+    # the recall found turns of the session written while the engine set watched the vault
+    assert app["visible"] and app["hits_from_session"] > 0 and app["turns"] == 200
+    assert app["visible_ms"] >= app["notice_and_refresh_ms"] > 0
+    assert app["refresh_ms"] > 0 and app["index_update_ms"] is not None
+    # the session was removed again: the kept synthetic vault is as synth wrote it
+    (vault,) = (base / "synth").iterdir()
+    assert not [p.name for p in (vault / "sessions").iterdir() if "bench-append" in p.name]
+
+
 def test_bench_oracles_agree(bench_run):
     data, _ = bench_run
     (r,) = data["results"]

@@ -385,6 +385,10 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                               "mean_hits": sum(hits) / len(hits) if hits else 0}
         result["embed_query_ms"] = stats(fresh_embed)
         result["peak_rss_mb"] = peak_rss_mb()
+        if vault.turns and (Path(vault.root) / "sessions").is_dir():
+            from recall_tui.diagnostics.append_timing import time_append
+
+            result["append_session"] = time_append(engine, now=BENCH_NOW, log=log)
         result["load_average_after"] = _loadavg()
         result["baseline_rss_mb"] = baseline_mb
         if cfg.fuzzy.enabled and cfg.fuzzy.trigram:

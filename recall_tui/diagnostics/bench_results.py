@@ -162,6 +162,10 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         row(f"    {table}", lambda r, t=table: r["index_build"]["tables_bytes"][t] / 1e6, 0)
     row("re-index one memory", lambda r: r["reindex_one"]["ms"])
     row("  of which embedding", lambda r: r["reindex_one"]["embed_ms"])
+    if any(r.get("append_session") for r in res):
+        row("append a 200-turn session: visible", lambda r: r["append_session"]["visible_ms"], 0)
+        row("  the re-read and index update", lambda r: r["append_session"]["refresh_ms"], 0)
+        row("  its index update", lambda r: r["append_session"]["index_update_ms"], 0)
     row("peak RSS (MB)", lambda r: r["peak_rss_mb"], 0)
     row("  peak after reading (MB)", lambda r: r["peak_rss_mb_after_read"], 0)
     row("  peak after the index build (MB)", lambda r: r["peak_rss_mb_after_build"], 0)
