@@ -193,3 +193,41 @@ def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
     monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 10**9)
     assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20)
     assert idx.keyword.replicas["memories_trigram"]._held > 0
+
+
+def test_best_evidence_fast_equals_visiting_every_memory(opened):
+    """The floor's probe calibration takes each probe's best evidence from the memories that
+    hold one of its terms plus one vectorised V; it must be the very number the per-memory
+    `evidence` maximum gives, with vectors, without them, and for typos (one-edit
+    corrections), on the golden queries and the probes."""
+    from recall_tui.engine import calibration as cal_mod
+    from recall_tui.engine.text import analyze
+    from recall_tui.engine.text import words as text_words
+
+    root, vault, idx = opened
+    engine = Engine(vault, idx, load_preset("default", root))
+    cal = cal_mod.for_engine(engine)
+    vecs = engine.memory_vectors()
+    ids = [i for i in vecs if i in cal.terms]
+    mat = np.stack([vecs[i] for i in ids])
+    # a calibration without a vector scale, and one with a vector for only some memories
+    flat = cal_mod.Calibration(cal.memories, cal.doc_freq, cal.terms, None, None, cal.holders)
+    some = ids[: len(ids) // 2]
+    checked = 0
+    for text in [*_queries(root), *cal_mod.PROBES]:
+        words = list(dict.fromkeys(text_words(text)))
+        qt = cal_mod.query_terms(cal, tuple(analyze(text)), tuple(words),
+                                 cal_mod.one_edit_corrections(engine, words))
+        cos = mat @ idx.embed_query(text)
+        sims = dict(zip(ids, cos.tolist(), strict=True))
+        for c, sub_ids, sub_cos, sub_sims in (
+                (cal, ids, cos, sims),
+                (cal, some, cos[: len(some)], {i: sims[i] for i in some}),
+                (cal, [], None, {}),
+                (flat, ids, cos, sims)):
+            want = cal_mod.best_evidence(c, qt, sub_sims)
+            got = cal_mod.best_evidence_fast(c, qt, sub_ids, sub_cos)
+            assert got == want, (text, got, want)
+            checked += 1
+    assert checked > 100
+    assert 0 < cal_mod.quantile(cal_mod.probe_bests(engine), 0.5)

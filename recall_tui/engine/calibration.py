@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,9 @@ class Calibration:
     """b: the median cosine between two memories; None without vectors."""
     near: float | None
     """h: the 10th percentile of the memories' nearest-neighbour cosine; None without vectors."""
+    holders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Analysed term -> the memories holding it (the inverse of `terms`), so a query's best
+    evidence visits only the memories holding one of its terms."""
 
     def idf(self, term: str) -> float:
         """`ln((N + 1) / (df + 0.5))`: largest for a term no memory holds."""
@@ -86,13 +89,18 @@ def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Cal
     """The calibration of a vault: term statistics over `memories` (id -> Memory) and the
     vector scale over `vectors` (id -> unit vector)."""
     terms: dict[str, frozenset[str]] = {}
-    df: dict[str, int] = {}
+    holders: dict[str, list[str]] = {}
     for mid, m in memories.items():
         text = [field_text(m, f) for f in FIELDS] + [getattr(m, "original", None) or ""]
         ts = frozenset(t for chunk in text for t in analyze(chunk))
         terms[mid] = ts
         for t in ts:
-            df[t] = df.get(t, 0) + 1
+            got = holders.get(t)
+            if got is None:
+                holders[t] = [mid]
+            else:
+                got.append(mid)
+    df = {t: len(ids) for t, ids in holders.items()}
     background = near = None
     ids = sorted(i for i in vectors if i in memories)
     if len(ids) >= 3:
@@ -105,7 +113,8 @@ def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Cal
         background = float(np.median(sims[np.triu_indices(n, 1)]))
         np.fill_diagonal(sims, -2.0)
         near = float(np.percentile(sims.max(axis=1), 10))
-    return Calibration(len(memories), df, terms, background, near)
+    return Calibration(len(memories), df, terms, background, near,
+                       {t: tuple(ids) for t, ids in holders.items()})
 
 
 def for_engine(engine: Any) -> Calibration:
@@ -144,8 +153,47 @@ PROBES: tuple[str, ...] = (
 
 def best_evidence(cal: Calibration, qt: QueryTerms, sims: Mapping[str, float]) -> float:
     """The largest evidence any memory of the vault has for the query (`sims`: memory id ->
-    cosine, empty without vectors)."""
+    cosine, empty without vectors): `evidence(...).value` of every memory, maximised."""
     return max((evidence(cal, qt, mid, sims.get(mid)).value for mid in cal.terms), default=0.0)
+
+
+def best_evidence_fast(cal: Calibration, qt: QueryTerms, ids: Sequence[str],
+                       cos: np.ndarray | None) -> float:
+    """`best_evidence` for `ids` (the memories with a vector, in the order of the rows of
+    `cos`, their cosines to the query; None without vectors), computed without visiting every
+    memory: V for all of them at once, and L only for the memories holding a query term
+    (from `holders`). Every value is computed with the same float64 operations in the same
+    order as `evidence`, so the result is the same number (tests/test_fast_paths.py)."""
+    if not cal.terms:
+        return 0.0
+    standing: dict[str, float] = {}
+    best_v = 0.0  # a memory with no vector (or no vector scale) has V = 0
+    if (cos is not None and len(ids) and cal.background is not None and cal.near is not None
+            and cal.near - cal.background > 0):
+        span = cal.near - cal.background
+        v = np.minimum(1.0, np.maximum(0.0, (cos.astype(np.float64) - cal.background) / span))
+        best_v = max(best_v, float(v.max()))
+        matched_any = {mid for acc in qt.accept.values() for t in acc
+                       for mid in cal.holders.get(t, ())}
+        if matched_any:
+            pos = {mid: i for i, mid in enumerate(ids)}
+            standing = {mid: float(v[pos[mid]]) for mid in matched_any if mid in pos}
+    if qt.total <= 0:
+        return best_v
+    held_by: dict[str, list[str]] = {}
+    for t, acc in qt.accept.items():
+        for a in acc:
+            for mid in cal.holders.get(a, ()):
+                got = held_by.setdefault(mid, [])
+                if not got or got[-1] != t:
+                    got.append(t)
+    best = best_v
+    for mid, matched in held_by.items():
+        lex = sum(qt.weight[t] for t in matched) / qt.total
+        e = lex + standing.get(mid, 0.0)
+        if e > best:
+            best = e
+    return best
 
 
 def probe_bests(engine: Any) -> tuple[float, ...]:
@@ -165,7 +213,7 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
         words = list(dict.fromkeys(w for w in _words(text)))
         qt = query_terms(cal, tuple(analyze(text)), tuple(words),
                          one_edit_corrections(engine, words))
-        sims: dict[str, float] = {}
+        cos: np.ndarray | None = None
         if mat is not None and engine.index is not None:
             if ready is not None:
                 q = ready[n]
@@ -175,8 +223,8 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
                 except Exception:  # no embedder at hand: lexical evidence only
                     q = None
             if q is not None and q.shape[-1] == mat.shape[1]:
-                sims = dict(zip(ids, (mat @ q).tolist(), strict=True))
-        out.append(best_evidence(cal, qt, sims))
+                cos = mat @ q
+        out.append(best_evidence_fast(cal, qt, ids, cos))
     result = tuple(sorted(out))
     engine._derived["probe_bests"] = (cal, result)
     return result
@@ -307,6 +355,7 @@ def one_edit_corrections(engine: Any, words: Sequence[str]) -> dict[str, tuple[s
             if c.distance == 1 and len(c.word) >= 5 and c.corrected}
 
 
-__all__ = ["PROBES", "Calibration", "Evidence", "QueryTerms", "best_evidence", "build",
+__all__ = ["PROBES", "Calibration", "Evidence", "QueryTerms", "best_evidence",
+           "best_evidence_fast", "build",
            "evidence", "floor_for", "for_engine", "one_edit_corrections", "probe_bests",
            "quantile", "query_terms"]
