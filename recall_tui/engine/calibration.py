@@ -124,10 +124,24 @@ def for_engine(engine: Any) -> Calibration:
     vecs = engine.memory_vectors()
     memo = engine._derived.get("calibration")
     if memo is None or memo[0] is not vecs:
-        memo = (vecs, build(engine.vault.memories, vecs))
+        kept = engine._derived.pop("calibration_kept", None)
+        now = engine._derived.get("vector_matrix")
+        if kept is not None and now is not None and _same_matrix(kept[0], now):
+            # A refresh that left every memory as it was (`Engine.set_vault`), and the index
+            # holds the same vectors for them: the same calibration (and probe bests).
+            memo = (vecs, kept[1])
+            if kept[2] is not None and kept[2][0] is kept[1]:
+                engine._derived["probe_bests"] = kept[2]
+        else:
+            memo = (vecs, build(engine.vault.memories, vecs))
         engine._derived["calibration"] = memo
     cal: Calibration = memo[1]
     return cal
+
+
+def _same_matrix(a: tuple[list[str], np.ndarray], b: tuple[list[str], np.ndarray]) -> bool:
+    """True when two (ids, vectors) pairs hold the same ids in the same order and equal rows."""
+    return a[0] == b[0] and a[1].shape == b[1].shape and bool(np.array_equal(a[1], b[1]))
 
 
 #: Typical queries about nothing a memory vault is likely to hold: questions about invented

@@ -123,11 +123,22 @@ class Engine:
 
     def set_vault(self, vault: Vault, index: Index | None = None) -> None:
         """Swap in a re-read vault (and optionally its updated index); clears the cache."""
+        fingerprint, old_index, old_kw, old = self.fingerprint, self.index, self._kw, self._derived
         self.vault = vault
         if index is not None:
             self.index = index
         self._cache.clear()
         self._reset_derived()
+        if self.fingerprint == fingerprint and self.index is old_index:
+            # Every memory is as it was (the same ids, each file's bytes the same: only turns,
+            # digests or files that are not memories changed). What is built from the memories
+            # alone stays: the keyword indexes, and the floor's calibration, which
+            # `calibration.for_engine` takes back once the memories' vectors are found to be
+            # the same too. Rebuilding them cost seconds at 100k memories on every refresh.
+            self._kw = old_kw
+            if "calibration" in old and "vector_matrix" in old:
+                self._derived["calibration_kept"] = (old["vector_matrix"], old["calibration"][1],
+                                                     old.get("probe_bests"))
         if self.config.keyword.enabled:
             self.keyword_index(self.config)
 
@@ -209,6 +220,7 @@ class Engine:
                 ids, mat = self.index.vectors()
             except Exception:  # no vectors stored: MMR falls back to Jaccard
                 return {}
+            self._derived["vector_matrix"] = (ids, mat)
             return {mid: mat[i] for i, mid in enumerate(ids)}
         return self._memo("vectors", build)
 
