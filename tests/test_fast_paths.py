@@ -231,3 +231,30 @@ def test_best_evidence_fast_equals_visiting_every_memory(opened):
             checked += 1
     assert checked > 100
     assert 0 < cal_mod.quantile(cal_mod.probe_bests(engine), 0.5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_turn_order_by_partition_equals_the_full_stable_sort(seed):
+    """The turn channel sorts only the turns it can take (a partial sort, every tie at the cut
+    kept); what it takes must be what the full stable sort of every turn gives, ties (many,
+    here: rounded similarities) and turns the vault no longer holds included."""
+    from recall_tui.engine.stages.turns import _best_first, _take
+    from recall_tui.vault.model import Turn
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    sims = np.round(rng.uniform(-1, 1, n), 2).astype(np.float32)  # ties everywhere
+    ids = [f"turn:s{i % 7}#{i}" for i in range(n)]
+    held = {tid: Turn(f"s{i % 7}", i, "user", "x", None, "sessions/s.jsonl", i)
+            for i, tid in enumerate(ids) if rng.random() > (0.9 if seed % 2 else 0.05)}
+    full = np.argsort(-sims, kind="stable")
+    for threshold in (-2.0, 0.0, 0.5, 0.99):
+        for limit in (1, 5, 20):
+            for session in (None, "s3"):
+                order, _ = _best_first(sims, threshold, limit if not session else None)
+                want = _take(full, sims, ids, held, limit, threshold, session)
+                got = _take(order, sims, ids, held, limit, threshold, session)
+                if len(got) < limit and _best_first(sims, threshold, None)[0].size > order.size:
+                    got = _take(_best_first(sims, threshold, None)[0], sims, ids, held, limit,
+                                threshold, session)
+                assert got == want, (threshold, limit, session)
