@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+import time
 
 from recall_tui.vault.fields import _HEADING, _show, _to_datetime
 from recall_tui.vault.frontmatter import _SkipFile, _split_frontmatter
@@ -12,6 +14,17 @@ from recall_tui.vault.model import DigestParagraph, Problem, Turn
 from recall_tui.vault.walk import _UTF8_BOM, MAX_TRANSCRIPT_BYTES, _File, _read_text
 
 TURN_ROLES: tuple[str, ...] = ("user", "assistant")
+
+#: Session logs this process has parsed: the path opened -> (its rel, (mtime, ctime, size,
+#: inode) when it was read, its turns, its problems). A re-read in the same process (the watcher's,
+#: a reload, the service's) takes an unchanged log's turns from here instead of parsing every
+#: line again: with a million turns that parse was most of every re-read. Only a log whose
+#: modification and change times are at least `_RACY_NS` old (a change time no
+#: `utime` can set back) is kept, so a write within the clock's
+#: granularity of the stat cannot go unseen (the file is parsed again until it settles).
+_SESSIONS: dict[str, tuple[str, tuple[int, ...], tuple[Turn, ...], tuple[Problem, ...]]] = {}
+_SESSIONS_LOCK = threading.Lock()
+_RACY_NS = 2_000_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,6 +77,28 @@ def _read_digest(f: _File, period: str, problems: list[Problem]) -> list[DigestP
 
 
 def _read_turns(f: _File, problems: list[Problem]) -> list[Turn]:
+    """The turns of one session log (the same objects as the last read in this process when
+    the file is unchanged since), and its problems added to `problems`."""
+    try:
+        st = os.stat(f.path)
+    except OSError:
+        return _parse_turns(f, problems)  # (which says why it cannot be read)
+    key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    with _SESSIONS_LOCK:
+        hit = _SESSIONS.get(f.path)
+    if hit is not None and hit[0] == f.rel and hit[1] == key:
+        problems.extend(hit[3])
+        return list(hit[2])
+    mine: list[Problem] = []
+    turns = _parse_turns(f, mine)
+    problems.extend(mine)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= _RACY_NS:
+        with _SESSIONS_LOCK:
+            _SESSIONS[f.path] = (f.rel, key, tuple(turns), tuple(mine))
+    return turns
+
+
+def _parse_turns(f: _File, problems: list[Problem]) -> list[Turn]:
     session_id = f.rel.rsplit("/", 1)[-1][: -len(".jsonl")]
     try:
         with open(f.path, "rb") as fh:
