@@ -1,5 +1,6 @@
 """`recall-tui bench --hook`: whole-process wall time of `recall-tui hook prompt-submit`, as
-Claude Code pays it (a fresh Python process reading the payload on stdin and printing JSON),
+Claude Code pays it (a fresh Python process reading the payload on stdin and printing JSON,
+started by the command `hook install` writes: `python -S .../recall_tui/launcher.py ...`),
 in three situations: answered by the warm service, recalled in-process (no service), and with
 a hung service (stopped with SIGSTOP: its socket still accepts connections, nothing answers),
 where the hook must give up after its wait (`client.hook_timeout()`) and recall in its own
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.agent import client
-from recall_tui.agent.install import executable
+from recall_tui.agent.install import executable, hook_argv
 
 DEFAULT_PROMPTS = ("postgres upgrade", "kubectl production", "proxmox upgrade on atlas",
                    "who is our DBA", "stripe webhook retries", "deploy on friday")
@@ -56,15 +57,18 @@ class Run:
 
 
 def _one(vault: Path, prompt: str, *extra: str, src: str | None = None) -> Run:
-    """One `hook prompt-submit` process, run as `hook install` writes the command (the
-    `recall-tui` script of this install); `src`: import the package from that folder instead."""
+    """One `hook prompt-submit` process, run as `hook install` writes the command (this
+    Python with `-S` on the package's launcher, `install.hook_argv`); `src`: the `recall-tui`
+    script importing the package from that folder instead (an older checkout's command)."""
     env = dict(os.environ, RECALL_TUI_AGENT_LOG="on")
+    args = ["--budget-ms", "1e9", "--repeat-window", "0", *extra]
     if src:
         env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
+        cmd = [*executable(), "hook", "prompt-submit", "--vault", str(vault), *args]
+    else:
+        cmd = hook_argv(vault, "prompt-submit", args)
     t0 = time.perf_counter()
-    r = subprocess.run([*executable(), "hook", "prompt-submit", "--vault",
-                        str(vault), "--budget-ms", "1e9", "--repeat-window", "0", *extra],
-                       input=payload(vault, prompt), capture_output=True, text=True, env=env,
+    r = subprocess.run(cmd, input=payload(vault, prompt), capture_output=True, text=True, env=env,
                        timeout=300)
     ms = (time.perf_counter() - t0) * 1000
     try:
@@ -72,6 +76,13 @@ def _one(vault: Path, prompt: str, *extra: str, src: str | None = None) -> Run:
     except (ValueError, KeyError, TypeError):
         ctx = ""
     return Run(ms, r.returncode, bool(ctx.strip()), r.stderr)
+
+
+def _bare(*flags: str) -> Run:
+    """`python [FLAGS] -c pass`: the interpreter's own start, beside the hook's."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, *flags, "-c", "pass"], check=True)
+    return Run((time.perf_counter() - t0) * 1000, 0, False, "")
 
 
 def _stats(runs: list[Run]) -> dict[str, Any]:
@@ -144,10 +155,14 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
         log(f"{runs} warm hooks ...")
         warm: list[Run] = []
         base: list[Run] = []
+        bare: list[Run] = []
+        bare_s: list[Run] = []
         for p in prompts[:runs]:
             warm.append(_one(work, p, *extra))
             if baseline_src:
                 base.append(_one(work, p, *extra, src=baseline_src))
+            bare.append(_bare())
+            bare_s.append(_bare("-S"))
         out["warm_ms"] = _stats(warm)
         if base:
             out["baseline_src"] = baseline_src
@@ -183,9 +198,8 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
             out["hung_next_ms"] = _stats(hung_next)
             out["hung_stderr"] = hung_first[0].stderr.strip().splitlines()[:2]
         out["exit_codes"] = sorted({r.code for r in cold + warm + base + hung_first + hung_next})
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        out["bare_python_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        out["bare_python_ms"] = _stats(bare)["p50"]  # each p50 of as many runs, taken between
+        out["bare_python_S_ms"] = _stats(bare_s)["p50"]  # the warm hooks
         out["loadavg_after"] = _load()
         try:
             client.request(work, {"op": "stop"}, timeout=10)
@@ -230,6 +244,8 @@ def format_hook_bench(r: dict[str, Any]) -> str:
                  f"{'released' if r['model_released'] else 'NOT released'} after "
                  f"{r['model_idle_s']:g} s)" if "service_rss_mb_idle" in r else ""),
               f"  bytecode written first: {r.get('bytecode')}",
-              f"  bare `python -c pass`: {r['bare_python_ms']:.0f} ms; exit codes {r['exit_codes']}",
+              f"  bare `python -c pass`: p50 {r['bare_python_ms']:.0f} ms, `python -S -c pass` p50 "
+              f"{r.get('bare_python_S_ms', float('nan')):.0f} ms (between the warm runs); "
+              f"exit codes {r['exit_codes']}",
               f"  load average before {r['loadavg_before']}  after {r['loadavg_after']}"]
     return "\n".join(lines)

@@ -13,7 +13,6 @@ the stdin already read and the service's answer or failure from here (`take_stdi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -100,7 +99,7 @@ def _no_lone_surrogate(text: str) -> str:
 def payload(text: str) -> dict[str, str]:
     """Claude Code's payload, the keys the hook reads (strings; missing ones empty)."""
     try:
-        obj = json.loads(text) if text.strip() else {}
+        obj = client.loads(text) if text.strip() else {}
     except ValueError:
         obj = {}
     obj = obj if isinstance(obj, dict) else {}
