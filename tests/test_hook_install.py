@@ -281,3 +281,28 @@ def test_plugin_folder_written_and_a_foreign_plugin_refused(tmp_path, vaults, ca
     (other / ".claude-plugin" / "plugin.json").write_text('{"name": "mine"}')
     code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--plugin-dir", str(other))
     assert code == 2 and "'mine'" in err and not (other / "hooks").exists()
+
+
+def test_an_older_command_of_ours_is_upgraded_to_the_launcher(tmp_path, vaults, capsys):
+    """Settings written by a version that ran the `recall-tui` script (marker and all) keep
+    working, and the next install replaces those entries in place with the launcher command
+    (`python -S .../recall_tui/launcher.py`); a launcher command without the marker is ours
+    too (uninstall finds it)."""
+    from recall_tui.agent.install import hook_argv, is_ours
+
+    a, _b = vaults
+    settings = tmp_path / "settings.json"
+    old = f"/old/bin/recall-tui hook prompt-submit --vault {shlex.quote(str(a.resolve()))}  {MARK}{vault_id(a)}"
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": old, "timeout": 30}]}]}}))
+    code, _out, err = cli(capsys, "hook", "install", "--vault", str(a), "--write", str(settings))
+    assert code == 0, err
+    ups = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert len(ups) == 1 and len(ups[0]["hooks"]) == 1  # replaced where it stood, not added
+    words = shlex.split(ups[0]["hooks"][0]["command"], comments=True)
+    assert words == hook_argv(a, "prompt-submit")
+    assert words[0] == sys.executable and words[1] == "-S" and words[2].endswith("recall_tui/launcher.py")
+    bare = {"type": "command", "command": shlex.join(words)}  # without the marker
+    assert is_ours(bare, vault_id(a)) and not is_ours(bare, vault_id(_b))
+    assert not is_ours({"type": "command", "command": shlex.join(
+        [sys.executable, "/elsewhere/launcher.py", *words[3:]])}, None)
