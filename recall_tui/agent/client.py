@@ -44,16 +44,17 @@ def dumps(obj: Any) -> str:
     imports `re` (and `re` `enum`, `functools` ...), which a hook started without `site`
     (recall_tui/launcher.py) would pay on every prompt, about as much as the rest of its
     start. Anything else is `json.dumps`'s (tests/test_hook_fast.py compares the two)."""
+    parts: list[str] = []
     try:
         from _json import encode_basestring_ascii as enc
-    except ImportError:  # a Python without the C accelerator
-        enc = None
-    parts: list[str] = []
-    if enc is None or not _encode(obj, parts, enc):
-        import json
 
-        return json.dumps(obj)
-    return "".join(parts)
+        if _encode(obj, parts, enc):
+            return "".join(parts)
+    except ImportError:  # a Python without the C accelerator
+        pass
+    import json
+
+    return json.dumps(obj)
 
 
 def _encode(o: Any, out: list[str], enc: Any) -> bool:
@@ -115,7 +116,8 @@ def loads(text: str | bytes | bytearray) -> Any:
 
         s = text if isinstance(text, str) else bytes(text).decode("utf-8")
         start = len(s) - len(s.lstrip(" \t\n\r"))
-        obj, end = make_scanner(_Context)(s, start)
+        context: Any = _Context  # (typeshed types the argument as a scanner, not its settings)
+        obj, end = make_scanner(context)(s, start)
         if not s[end:].strip(" \t\n\r"):
             return obj
     except Exception:  # json.loads below gives the value, or json's own error
