@@ -91,7 +91,7 @@ _JSON = st.recursive(
     max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_JSON)
 def test_the_codec_is_jsons_own(obj):
     """`client.dumps` writes what `json.dumps` writes (NaN and infinities included, through
