@@ -1,7 +1,9 @@
 """The hook's fast path (`recall_tui.cli.hook_fast`): what a prompt's process imports before it
 talks to the warm service, which options it reads itself and which it leaves to argparse.
-Cheap: one subprocess, no service, no model (tests/test_serve.py runs the path against a real
-service and checks the same import set there)."""
+Also the JSON codec of that path (`client.dumps`/`loads`, json's C scanner without `json`) and
+the launcher a hook command runs (`python -S recall_tui/launcher.py`). Cheap: three
+subprocesses, no service, no model (tests/test_serve.py runs the path against a real service
+and checks the same import set there, the launcher's too)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from recall_tui.agent.client import dumps, loads
 from recall_tui.cli.hook_fast import _options, payload
 
 #: Never imported on the way to the service: the engine's libraries, the front ends', and the
@@ -18,7 +23,7 @@ from recall_tui.cli.hook_fast import _options, payload
 HEAVY = ("numpy", "apsw", "onnxruntime", "tokenizers", "yaml", "textual", "rich",
          "recall_tui.engine", "recall_tui.index", "recall_tui.agent.core", "recall_tui.agent.active",
          "recall_tui.cli.hook", "argparse", "socket", "selectors", "typing", "pathlib",
-         "subprocess", "datetime")
+         "subprocess", "datetime", "json")
 
 
 def test_the_client_path_imports_nothing_heavy(tmp_path):
@@ -78,3 +83,55 @@ def test_the_payload_keeps_text_and_replaces_lone_surrogates():
     assert got["prompt"] == "caf\u00e9 \U0001f600 \ufffd end"  # a pair is one emoji; a lone one U+FFFD
     assert got["session_id"] == "7" and got["cwd"] == "" and "extra" not in got
     assert payload("not json")["prompt"] == "" and payload("[1, 2]")["prompt"] == ""
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_JSON)
+def test_the_codec_is_jsons_own(obj):
+    """`client.dumps` writes what `json.dumps` writes (NaN and infinities included, through
+    json itself), and `client.loads` reads it back as `json.loads` does, from str and bytes."""
+    text = json.dumps(obj)
+    assert dumps(obj) == text
+    assert repr(loads(text)) == repr(json.loads(text))
+    assert repr(loads(bytearray(text.encode()))) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["", " ", "{", "[1,]", "1 2", "\ufeff{}", '{"a": 1} x', "nul",
+                                  '"\\ud800"', ' {"a": [1.5e3, -0, true]}\n'])
+def test_the_codec_fails_and_succeeds_as_json_does(text):
+    def outcome(f):
+        try:
+            return "ok", repr(f(text))
+        except ValueError as exc:
+            return type(exc).__name__, str(exc)
+
+    assert outcome(loads) == outcome(json.loads)
+
+
+def test_the_launcher_then_site_resolves_as_a_normal_start():
+    """Started without `site` on the launcher, after the fast path and `enable_site`: the
+    same `sys.path` and the same files for the package and its libraries as a normal start."""
+    from recall_tui import launcher
+
+    probe = (
+        "import json, sys\n"
+        "import numpy, apsw, yaml, recall_tui.cli\n"
+        "print(json.dumps([[p for p in sys.path if p], numpy.__file__, apsw.__file__,\n"
+        "                  yaml.__file__, recall_tui.cli.__file__]))\n")
+    fast = ("import sys\n"
+            f"sys.path[0] = {launcher.HOME!r}\n"  # as the launcher does (in place of its folder)
+            "from recall_tui import launcher\n"
+            "from recall_tui.cli import hook_fast\n"
+            "assert 'site' not in sys.modules and 'numpy' not in sys.modules\n"
+            "launcher.enable_site()\n" + probe)
+    normal = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    started = subprocess.run([sys.executable, "-S", "-c", fast], capture_output=True, text=True,
+                             timeout=120)
+    assert normal.returncode == 0 and started.returncode == 0, normal.stderr + started.stderr
+    assert json.loads(started.stdout) == json.loads(normal.stdout)

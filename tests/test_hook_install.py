@@ -195,7 +195,10 @@ def test_dry_run_writes_nothing(tmp_path, vaults, capsys):
 
 def test_every_flag_is_passed_and_the_command_runs_from_a_path_with_a_space(tmp_path, sample_vault_path):
     """Installed from a recall-tui whose path has a space, for a vault whose path has one:
-    the written command runs in a shell and injects (it was exit 127, silently)."""
+    the written command runs in a shell and injects (it was exit 127, silently). It runs this
+    Python without `site` on the package's launcher; with --no-serve the launcher hands over
+    to the full command (site enabled in-process), whose output is the `recall-tui`
+    script's, byte for byte."""
     import shutil
 
     venv = Path(sys.prefix)
@@ -212,7 +215,9 @@ def test_every_flag_is_passed_and_the_command_runs_from_a_path_with_a_space(tmp_
     block = json.loads(r.stdout)
     assert "matcher" not in block["hooks"]["SessionStart"][0]  # every source runs; --sources decides
     cmd = block["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert "'" + str(spaced / "bin" / "recall-tui") + "'" in cmd and f"'{vault}'" in cmd
+    launcher = Path(__file__).resolve().parents[1] / "recall_tui" / "launcher.py"
+    assert cmd.startswith(shlex.join([str(spaced / "bin" / "python"), "-S", str(launcher)])
+                          + " hook prompt-submit ") and f"'{vault}'" in cmd
     for flag in flags:
         assert f" {flag}" in cmd or f" {flag}" in cmd.replace("'", ""), flag
     env = {**os.environ, "RECALL_TUI_SERVE": "off"}
@@ -224,6 +229,14 @@ def test_every_flag_is_passed_and_the_command_runs_from_a_path_with_a_space(tmp_
     out = json.loads(done.stdout)
     assert out["hookSpecificOutput"]["additionalContext"].startswith("Loaded 2 relevant entries")
     assert out["systemMessage"].startswith("Loaded 2 relevant entries")  # --transparency
+    script = shlex.join([str(spaced / "bin" / "recall-tui"), *shlex.split(cmd, comments=True)[3:]])
+    fresh = {**payload, "session_id": "s2"}  # (in session s, --repeat-window holds back repeats)
+    done = subprocess.run(["sh", "-c", cmd], input=json.dumps(fresh), capture_output=True,
+                          text=True, timeout=180, env=env)
+    fresh["session_id"] = "s3"
+    same = subprocess.run(["sh", "-c", script], input=json.dumps(fresh), capture_output=True,
+                          text=True, timeout=180, env=env)
+    assert same.returncode == 0 and same.stdout == done.stdout, same.stderr
     start = block["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     done = subprocess.run(["sh", "-c", start], input=json.dumps({"session_id": "s", "source": "resume"}),
                           capture_output=True, text=True, timeout=180, env=env)
@@ -268,3 +281,28 @@ def test_plugin_folder_written_and_a_foreign_plugin_refused(tmp_path, vaults, ca
     (other / ".claude-plugin" / "plugin.json").write_text('{"name": "mine"}')
     code, out, err = cli(capsys, "hook", "install", "--vault", str(a), "--plugin-dir", str(other))
     assert code == 2 and "'mine'" in err and not (other / "hooks").exists()
+
+
+def test_an_older_command_of_ours_is_upgraded_to_the_launcher(tmp_path, vaults, capsys):
+    """Settings written by a version that ran the `recall-tui` script (marker and all) keep
+    working, and the next install replaces those entries in place with the launcher command
+    (`python -S .../recall_tui/launcher.py`); a launcher command without the marker is ours
+    too (uninstall finds it)."""
+    from recall_tui.agent.install import hook_argv, is_ours
+
+    a, _b = vaults
+    settings = tmp_path / "settings.json"
+    old = f"/old/bin/recall-tui hook prompt-submit --vault {shlex.quote(str(a.resolve()))}  {MARK}{vault_id(a)}"
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": old, "timeout": 30}]}]}}))
+    code, _out, err = cli(capsys, "hook", "install", "--vault", str(a), "--write", str(settings))
+    assert code == 0, err
+    ups = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert len(ups) == 1 and len(ups[0]["hooks"]) == 1  # replaced where it stood, not added
+    words = shlex.split(ups[0]["hooks"][0]["command"], comments=True)
+    assert words == hook_argv(a, "prompt-submit")
+    assert words[0] == sys.executable and words[1] == "-S" and words[2].endswith("recall_tui/launcher.py")
+    bare = {"type": "command", "command": shlex.join(words)}  # without the marker
+    assert is_ours(bare, vault_id(a)) and not is_ours(bare, vault_id(_b))
+    assert not is_ours({"type": "command", "command": shlex.join(
+        [sys.executable, "/elsewhere/launcher.py", *words[3:]])}, None)

@@ -90,6 +90,24 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
     assert "(lesson-pg-upgrade-analyze)" in ctx
     rec = read_agent_log(vault, session="warm-1")[0]
     assert rec.path == "service" and "lesson-pg-upgrade-analyze" in rec.injected_ids
+    # the command `hook install` writes (no `site`, the launcher): the same answer, and the
+    # process imports neither `site` nor `json` (whose `re` costs a -S start as much again)
+    from recall_tui.agent.install import hook_argv
+
+    cmd = hook_argv(vault, "prompt-submit", ["--budget-ms", "1e9"])  # (over it, a warning
+    assert cmd[1] == "-S"  # imports what it prints with)
+    r = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]],
+                       input=json.dumps({**payload, "session_id": "warm-2"}), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] == ctx
+    loaded = {line.split("|")[-1].strip() for line in r.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "recall_tui.agent.client" in loaded
+    heavy = sorted(loaded & {"site", "json", "re", "enum", "numpy", "apsw", "argparse", "socket",
+                             "typing", "pathlib", "recall_tui.cli.hook"})
+    assert heavy == [], heavy
+    assert read_agent_log(vault, session="warm-2")[0].path == "service"
 
 
 def test_follows_active_config_and_vault_changes(service):

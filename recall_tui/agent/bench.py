@@ -1,5 +1,6 @@
 """`recall-tui bench --hook`: whole-process wall time of `recall-tui hook prompt-submit`, as
-Claude Code pays it (a fresh Python process reading the payload on stdin and printing JSON),
+Claude Code pays it (a fresh Python process reading the payload on stdin and printing JSON,
+started by the command `hook install` writes: `python -S .../recall_tui/launcher.py ...`),
 in three situations: answered by the warm service, recalled in-process (no service), and with
 a hung service (stopped with SIGSTOP: its socket still accepts connections, nothing answers),
 where the hook must give up after its wait (`client.hook_timeout()`) and recall in its own
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_tui.agent import client
-from recall_tui.agent.install import executable
+from recall_tui.agent.install import executable, hook_argv
 
 DEFAULT_PROMPTS = ("postgres upgrade", "kubectl production", "proxmox upgrade on atlas",
                    "who is our DBA", "stripe webhook retries", "deploy on friday")
@@ -49,36 +50,56 @@ def payload(vault: Path, prompt: str) -> str:
 
 
 class Run:
-    """One hook process: its wall time, exit code, whether it injected memories, its stderr."""
+    """One hook process: its wall time, exit code, whether it injected memories, its stderr,
+    and its CPU time (user + system: what the load on a shared machine disturbs less)."""
 
-    def __init__(self, ms: float, code: int, injected: bool, stderr: str):
+    def __init__(self, ms: float, code: int, injected: bool, stderr: str, cpu_ms: float = 0.0):
         self.ms, self.code, self.injected, self.stderr = ms, code, injected, stderr
+        self.cpu_ms = cpu_ms
+
+
+def _children_cpu_ms() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (ru.ru_utime + ru.ru_stime) * 1000
 
 
 def _one(vault: Path, prompt: str, *extra: str, src: str | None = None) -> Run:
-    """One `hook prompt-submit` process, run as `hook install` writes the command (the
-    `recall-tui` script of this install); `src`: import the package from that folder instead."""
+    """One `hook prompt-submit` process, run as `hook install` writes the command (this
+    Python with `-S` on the package's launcher, `install.hook_argv`); `src`: the `recall-tui`
+    script importing the package from that folder instead (an older checkout's command)."""
     env = dict(os.environ, RECALL_TUI_AGENT_LOG="on")
+    args = ["--budget-ms", "1e9", "--repeat-window", "0", *extra]
     if src:
         env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
-    t0 = time.perf_counter()
-    r = subprocess.run([*executable(), "hook", "prompt-submit", "--vault",
-                        str(vault), "--budget-ms", "1e9", "--repeat-window", "0", *extra],
-                       input=payload(vault, prompt), capture_output=True, text=True, env=env,
+        cmd = [*executable(), "hook", "prompt-submit", "--vault", str(vault), *args]
+    else:
+        cmd = hook_argv(vault, "prompt-submit", args)
+    c0, t0 = _children_cpu_ms(), time.perf_counter()
+    r = subprocess.run(cmd, input=payload(vault, prompt), capture_output=True, text=True, env=env,
                        timeout=300)
-    ms = (time.perf_counter() - t0) * 1000
+    ms, cpu = (time.perf_counter() - t0) * 1000, _children_cpu_ms() - c0
     try:
         ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     except (ValueError, KeyError, TypeError):
         ctx = ""
-    return Run(ms, r.returncode, bool(ctx.strip()), r.stderr)
+    return Run(ms, r.returncode, bool(ctx.strip()), r.stderr, cpu)
+
+
+def _bare(*flags: str) -> Run:
+    """`python [FLAGS] -c pass`: the interpreter's own start, beside the hook's."""
+    c0, t0 = _children_cpu_ms(), time.perf_counter()
+    subprocess.run([sys.executable, *flags, "-c", "pass"], check=True)
+    return Run((time.perf_counter() - t0) * 1000, 0, False, "", _children_cpu_ms() - c0)
 
 
 def _stats(runs: list[Run]) -> dict[str, Any]:
     xs = sorted(r.ms for r in runs)
     return {"n": len(xs), "min": round(xs[0], 1), "p50": round(statistics.median(xs), 1),
             "p95": round(xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))], 1),
-            "max": round(xs[-1], 1), "injected": sum(r.injected for r in runs)}
+            "max": round(xs[-1], 1), "injected": sum(r.injected for r in runs),
+            "cpu_p50": round(statistics.median(r.cpu_ms for r in runs), 1)}
 
 
 def rss_mb(pid: int) -> float | None:
@@ -144,10 +165,14 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
         log(f"{runs} warm hooks ...")
         warm: list[Run] = []
         base: list[Run] = []
+        bare: list[Run] = []
+        bare_s: list[Run] = []
         for p in prompts[:runs]:
             warm.append(_one(work, p, *extra))
             if baseline_src:
                 base.append(_one(work, p, *extra, src=baseline_src))
+            bare.append(_bare())
+            bare_s.append(_bare("-S"))
         out["warm_ms"] = _stats(warm)
         if base:
             out["baseline_src"] = baseline_src
@@ -183,9 +208,10 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
             out["hung_next_ms"] = _stats(hung_next)
             out["hung_stderr"] = hung_first[0].stderr.strip().splitlines()[:2]
         out["exit_codes"] = sorted({r.code for r in cold + warm + base + hung_first + hung_next})
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        out["bare_python_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        out["bare_python_ms"] = _stats(bare)["p50"]  # each p50 of as many runs, taken between
+        out["bare_python_S_ms"] = _stats(bare_s)["p50"]  # the warm hooks
+        out["bare_python_cpu_ms"] = _stats(bare)["cpu_p50"]
+        out["bare_python_S_cpu_ms"] = _stats(bare_s)["cpu_p50"]
         out["loadavg_after"] = _load()
         try:
             client.request(work, {"op": "stop"}, timeout=10)
@@ -206,7 +232,8 @@ def _load() -> str:
 
 def _line(name: str, s: dict[str, Any]) -> str:
     return (f"  {name}: p50 {s['p50']:.0f} ms  p95 {s['p95']:.0f} ms  min {s['min']:.0f}  "
-            f"max {s['max']:.0f}  ({s['injected']} of {s['n']} injected memories)")
+            f"max {s['max']:.0f}  cpu p50 {s.get('cpu_p50', float('nan')):.0f} ms  "
+            f"({s['injected']} of {s['n']} injected memories)")
 
 
 def format_hook_bench(r: dict[str, Any]) -> str:
@@ -218,7 +245,8 @@ def format_hook_bench(r: dict[str, Any]) -> str:
         b = r["baseline_warm_ms"]
         lines.insert(2, _line("warm, baseline      ", b)
                      + f"\n    baseline / this: p50 {b['p50'] / w['p50']:.2f}x, p95 {b['p95'] / w['p95']:.2f}x"
-                     f" (baseline {r['baseline_src']})")
+                     + (f", cpu p50 {b['cpu_p50'] / w['cpu_p50']:.2f}x" if w.get("cpu_p50") else "")
+                     + f" (baseline {r['baseline_src']})")
     if "hung_first_ms" in r:
         lines += [_line(f"hung, waits {r['service_timeout_s']:g} s".ljust(20), r["hung_first_ms"]),
                   _line("hung, marked skip   ", r["hung_next_ms"])]
@@ -230,6 +258,10 @@ def format_hook_bench(r: dict[str, Any]) -> str:
                  f"{'released' if r['model_released'] else 'NOT released'} after "
                  f"{r['model_idle_s']:g} s)" if "service_rss_mb_idle" in r else ""),
               f"  bytecode written first: {r.get('bytecode')}",
-              f"  bare `python -c pass`: {r['bare_python_ms']:.0f} ms; exit codes {r['exit_codes']}",
+              f"  bare `python -c pass`: p50 {r['bare_python_ms']:.0f} ms (cpu "
+              f"{r.get('bare_python_cpu_ms', float('nan')):.0f}), `python -S -c pass` p50 "
+              f"{r.get('bare_python_S_ms', float('nan')):.0f} ms (cpu "
+              f"{r.get('bare_python_S_cpu_ms', float('nan')):.0f}), between the warm runs; "
+              f"exit codes {r['exit_codes']}",
               f"  load average before {r['loadavg_before']}  after {r['loadavg_after']}"]
     return "\n".join(lines)

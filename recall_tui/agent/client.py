@@ -18,7 +18,6 @@ user owns.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -37,6 +36,95 @@ DEFAULT_IDLE_S = 30 * 60
 #: `RECALL_TUI_SERVICE_TIMEOUT` (seconds) overrides it.
 HOOK_SERVICE_TIMEOUT_S = 4.0
 _MAX_SOCK = 100
+
+
+def dumps(obj: Any) -> str:
+    """`json.dumps(obj)` (ASCII, its separators) for what requests hold (dicts with string
+    keys, lists, strings, numbers, booleans, None), without importing `json`: its decoder
+    imports `re` (and `re` `enum`, `functools` ...), which a hook started without `site`
+    (recall_tui/launcher.py) would pay on every prompt, about as much as the rest of its
+    start. Anything else is `json.dumps`'s (tests/test_hook_fast.py compares the two)."""
+    parts: list[str] = []
+    try:
+        from _json import encode_basestring_ascii as enc
+
+        if _encode(obj, parts, enc):
+            return "".join(parts)
+    except ImportError:  # a Python without the C accelerator
+        pass
+    import json
+
+    return json.dumps(obj)
+
+
+def _encode(o: Any, out: list[str], enc: Any) -> bool:
+    """Append `o`'s JSON text to `out` as `json.dumps` writes it; False for what it leaves
+    to `json.dumps` (another type, a non-string key, a float that is not finite)."""
+    t = type(o)
+    if t is str:
+        out.append(enc(o))
+    elif o is None or o is True or o is False:
+        out.append("null" if o is None else "true" if o else "false")
+    elif t is int:
+        out.append(int.__repr__(o))
+    elif t is float:
+        if o != o or o in (float("inf"), float("-inf")):
+            return False
+        out.append(float.__repr__(o))
+    elif t is list or t is tuple:
+        out.append("[")
+        for i, v in enumerate(o):
+            if i:
+                out.append(", ")
+            if not _encode(v, out, enc):
+                return False
+        out.append("]")
+    elif t is dict:
+        out.append("{")
+        for i, (k, v) in enumerate(o.items()):
+            if type(k) is not str:
+                return False
+            out.append(", " + enc(k) + ": " if i else enc(k) + ": ")
+            if not _encode(v, out, enc):
+                return False
+        out.append("}")
+    else:
+        return False
+    return True
+
+
+class _Context:
+    """What `_json.make_scanner` reads: `json.JSONDecoder()`'s settings."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
+
+
+def loads(text: str | bytes | bytearray) -> Any:
+    """`json.loads(text)`, by the C scanner `json` itself uses, without importing `json`
+    (see `dumps`); whatever it does not take plainly (bytes not UTF-8, a BOM, extra data,
+    bad JSON) is `json.loads`'s, so the value and the error are json's own."""
+    try:
+        from _json import make_scanner
+
+        s = text if isinstance(text, str) else bytes(text).decode("utf-8")
+        start = len(s) - len(s.lstrip(" \t\n\r"))
+        context: Any = _Context  # (typeshed types the argument as a scanner, not its settings)
+        obj, end = make_scanner(context)(s, start)
+        if not s[end:].strip(" \t\n\r"):
+            return obj
+    except Exception:  # json.loads below gives the value, or json's own error
+        pass
+    import json
+
+    return json.loads(text)
 
 
 class ServiceUnavailable(RuntimeError):
@@ -106,7 +194,7 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
                 if attempt == 49:
                     raise
                 time.sleep(0.02)
-        s.sendall(json.dumps(req).encode() + b"\n")  # ASCII: a lone surrogate stays escaped
+        s.sendall(dumps(req).encode() + b"\n")  # ASCII: a lone surrogate stays escaped
         buf = bytearray()
         while not buf.endswith(b"\n"):
             chunk = s.recv(1 << 16)
@@ -120,7 +208,7 @@ def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30
     finally:
         s.close()
     try:
-        ans = json.loads(buf)
+        ans = loads(buf)
     except ValueError:
         raise ServiceUnavailable("the service closed the connection without an answer") from None
     if not isinstance(ans, dict):

@@ -5,6 +5,9 @@ Only our own entries are ever edited. A hook is ours when its command ends with 
 `# recall-tui-hook:<vault id>` (a shell comment: the command runs the same) where the vault id
 is the first 12 hex digits of the SHA-256 of the vault's absolute path; hooks written before
 the marker existed are recognised by their command (`recall-tui hook EVENT --vault PATH`).
+The command runs this Python with `-S` on the package's launcher file (`hook_executable`,
+recall_tui/launcher.py); an entry written with an older command (the `recall-tui` script)
+still runs, and the next install replaces it, being ours.
 A hook sharing an entry with the user's own keeps the entry and the user's hook; another
 vault's hooks are never touched. The file itself is read and written by `SettingsFile`
 (order, indentation, symlink, mode, numbered backups, malformed files refused).
@@ -50,10 +53,30 @@ def executable() -> list[str]:
     return [found] if found else [sys.executable, "-m", "recall_tui"]
 
 
+LAUNCHER = "launcher.py"
+
+
+def hook_executable() -> list[str]:
+    """How a hook runs this recall-tui: this Python without `site` (`-S`) on the package's
+    launcher file (recall_tui/launcher.py: a warm hook then skips most of Python's start-up),
+    for a normal install and an editable one alike; `executable()` where the launcher is not a
+    file (a package imported from a zip) or there is no Python path to give."""
+    import recall_tui
+
+    launcher = Path(recall_tui.__file__).resolve().parent / LAUNCHER
+    if sys.executable and launcher.is_file():
+        return [sys.executable, "-S", str(launcher)]
+    return executable()
+
+
+def hook_argv(vault: Path, event: str, extra: Sequence[str] = ()) -> list[str]:
+    """The words of one hook's command (without our marker)."""
+    return [*hook_executable(), "hook", event, "--vault", str(Path(vault).resolve()), *extra]
+
+
 def hook_command(vault: Path, event: str, extra: Sequence[str] = ()) -> str:
     """The shell command of one hook: every path quoted, then our marker."""
-    cmd = shlex.join([*executable(), "hook", event, "--vault", str(Path(vault).resolve()), *extra])
-    return f"{cmd}  {MARK}{vault_id(vault)}"
+    return f"{shlex.join(hook_argv(vault, event, extra))}  {MARK}{vault_id(vault)}"
 
 
 def settings_block(vault: Path, *, extra: Sequence[str] = (),
@@ -80,8 +103,8 @@ def _legacy_vault(cmd: str) -> str | None:
         if w != "hook" or words[i + 1] not in INSTALLED_EVENTS or i == 0:
             continue
         prev = words[i - 1]
-        if not (os.path.basename(prev) == "recall-tui" or (prev == "recall_tui" and i >= 2
-                                                           and words[i - 2] == "-m")):
+        if not (os.path.basename(prev) == "recall-tui" or prev.endswith(f"recall_tui/{LAUNCHER}")
+                or (prev == "recall_tui" and i >= 2 and words[i - 2] == "-m")):
             continue
         rest = words[i + 2:]
         if "--vault" in rest and rest.index("--vault") + 1 < len(rest):
@@ -262,5 +285,5 @@ def write_plugin(folder: Path, vault: Path, block: dict[str, Any], mcp_extra: Se
     return written
 
 
-__all__ = ["INSTALLED_EVENTS", "SettingsError", "SettingsFile", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
+__all__ = ["INSTALLED_EVENTS", "SettingsError", "SettingsFile", "hook_argv", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
            "merge_mcp", "remove_hooks", "remove_mcp", "settings_block", "vault_id", "write_plugin"]

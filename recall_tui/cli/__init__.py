@@ -101,12 +101,14 @@ def _load(name: str):
         raise
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, fast: bool = True) -> int:
+    """Run `recall-tui ARGV`; `fast=False`: the hook fast path was tried already
+    (recall_tui/launcher.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # `recall-tui VAULT [options]` is `recall-tui tui VAULT [options]`.
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["tui", *argv]
-    if len(argv) > 1 and argv[0] == "hook" and argv[1] in ("session-start", "prompt-submit"):
+    if fast and len(argv) > 1 and argv[0] == "hook" and argv[1] in ("session-start", "prompt-submit"):
         from recall_tui.cli.hook_fast import try_service
 
         try:

@@ -3,8 +3,8 @@
 Claude Code starts a fresh process for every prompt, so what this process imports is most of
 what the prompt waits for once the service is warm. This module, `recall_tui.cli` and
 `recall_tui.agent.client` import only small standard-library modules (no argparse, pathlib,
-socket, typing; no numpy, apsw, onnxruntime, yaml, textual, rich: tests/test_serve.py checks
-`sys.modules`). `try_service` reads the usual hook options itself and asks the service; it
+socket, typing, json; no numpy, apsw, onnxruntime, yaml, textual, rich: tests/test_serve.py
+checks `sys.modules`). An installed hook runs it without `site` (recall_tui/launcher.py). `try_service` reads the usual hook options itself and asks the service; it
 returns None to hand the hook to the full command (recall_tui/cli/hook.py: argparse with its
 warnings, `--no-serve`, `--warm`, a bad vault, no service or a failing one), which then takes
 the stdin already read and the service's answer or failure from here (`take_stdin`,
@@ -13,7 +13,6 @@ the stdin already read and the service's answer or failure from here (`take_stdi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -100,7 +99,7 @@ def _no_lone_surrogate(text: str) -> str:
 def payload(text: str) -> dict[str, str]:
     """Claude Code's payload, the keys the hook reads (strings; missing ones empty)."""
     try:
-        obj = json.loads(text) if text.strip() else {}
+        obj = client.loads(text) if text.strip() else {}
     except ValueError:
         obj = {}
     obj = obj if isinstance(obj, dict) else {}
