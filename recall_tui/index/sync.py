@@ -122,6 +122,10 @@ class IndexSync:
         self._sync_lock = threading.Lock()
         # Row hashes by memory id, with the Memory object each was computed from.
         self._row_hashes: dict[str, tuple[Memory, str]] = {}
+        # Row hashes of the turns of the last sync, by the Turn object's identity (kept with
+        # the object): a re-read takes an unchanged session log's Turn objects from the last
+        # read, so a sync hashes only the turns that are new.
+        self._turn_hashes: dict[int, tuple[Turn, str]] = {}
         # The vault's keys and objects at the last committed sync.
         self._synced: tuple[list[str], list[Memory]] = ([], [])
         # (PRAGMA data_version, path -> (rowid, row hash, mtime)) after the last sync.
@@ -423,9 +427,13 @@ class IndexSync:
             tid: (rowid, rh)
             for rowid, tid, rh in conn.execute("SELECT rowid, id, row_hash FROM turns")
         }
+        known, hashes = self._turn_hashes, {}
         for t in turns:
             at = t.at.isoformat() if t.at else None
-            rh = sha(json.dumps([t.role, t.text, at, t.path, t.line]))
+            hit = known.get(id(t))
+            rh = (hit[1] if hit is not None and hit[0] is t
+                  else sha(json.dumps([t.role, t.text, at, t.path, t.line])))
+            hashes[id(t)] = (t, rh)
             old = stored.pop(t.id, None)
             if old is not None and old[1] == rh:
                 continue
@@ -438,6 +446,7 @@ class IndexSync:
                 " VALUES (?,?,?,?,?,?,?,?,?)",
                 (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, sha(t.text)),
             )
+        self._turn_hashes = hashes
         self._vectors.park_turn_vectors([r for r, _ in stored.values()])
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
         if changed or stored:
@@ -452,6 +461,7 @@ class IndexSync:
             self._vectors.park_all_vectors()  # vectors once: they wait in the cache
         self._core.shared.clear_tables(what)
         self._row_hashes.clear()
+        self._turn_hashes = {}
         self._synced = ([], [])
         self._stored = None
         self._vectors.forget_missing()
