@@ -101,6 +101,20 @@ async def test_set_view_rows_enter_escape_export(engine, vault, capsys):
         assert view.run.a.config_hash == view.run.b.config_hash  # nothing tuned yet
         assert row_cells(table, SUMMARY_KEY)["verdict"] == f"W0 L0 T{len(LINES)}"
 
+        # a large set runs with its progress on screen, and escape cancels it
+        head = view.query_one("#side-set-head")
+        total = len(S.read_query_set(SAMPLE_VAULT / "golden.jsonl"))
+        pane.golden.load_file(str(SAMPLE_VAULT / "golden.jsonl"))
+        await pilot.press("s", "s")  # out of the set view and back: it runs the new set
+        await wait_until(pilot, lambda: view.busy and f"/{total} queries" in plain(head.render()),
+                         "the large set's progress")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not view.busy and "cancelled" in plain(head.render())
+                         and not [w for w in app.workers if w.group == "side-set"
+                                  and w.is_running], "the run cancelled")
+        assert side.query_one("#side-views").current == "side-set"
+        pane.golden.load_file("")  # back to the four-query set
+
         # a knob changed: the set re-runs, and every row is snapshot.diff's
         base = pane.config
         assert pane.knobs.edit_knob(KNOB, "true")
