@@ -134,7 +134,7 @@ async def test_set_view_rows_enter_escape_export(engine, vault, capsys):
         assert row_cells(table, SUMMARY_KEY)["verdict"] == \
             f"W{s['better']} L{s['worse']} T{s['same']}"
         foot = plain(view.query_one("#side-set-foot").render())
-        assert tuned.hash()[:12] in foot and base.hash()[:12] in foot and str(qfile) in foot
+        assert tuned.hash()[:12] in foot and base.hash()[:12] in foot and f"set {JUDGED} " in foot
 
         # enter on a query that moved: its one-query view (live), with B's ranking the set's
         n = moved[0]

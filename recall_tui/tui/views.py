@@ -251,6 +251,27 @@ async def _gate(pilot: Pilot) -> None:
     await wait_until_idle(pilot)
 
 
+async def _side_set(pilot: Pilot) -> None:
+    """The side-by-side tab's query-set view (`s`): the judged set under the active preset
+    and the knobs with the recency boost on, the cursor on the first query that got worse."""
+    app = pilot.app
+    await type_query(pilot, AGENT_PROMPT)
+    app.screen.query_one("#results").focus()
+    await pilot.press("D")
+    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
+                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
+    pane = app.tuning_pane()  # type: ignore[attr-defined]
+    pane.knobs.edit_knob("boosts.recency.enabled", "true")
+    await wait_until_idle(pilot)
+    pane.side.action_toggle_set()
+    view = pane.side.set_view
+    await _until(pilot, lambda: view.run is not None and not view.busy
+                 and view.run.b.config_hash == pane.config.hash(), "the set's diff")
+    rows = [n for n, q in enumerate(view.run.diff.queries) if q.verdict == "worse"]
+    view.query_one("#side-set-table").move_cursor(row=rows[0] + 1 if rows else 0)
+    await _widths_settled(pilot, time.monotonic() + 60)
+
+
 @dataclass(frozen=True)
 class View:
     """One named screen of the app."""
@@ -284,4 +305,5 @@ VIEWS: tuple[View, ...] = (
 WALKTHROUGH: tuple[View, ...] = (
     View("judge-set", _judge_set),
     View("gate", _gate),
+    View("side-set", _side_set),
 )

@@ -42,11 +42,16 @@ if TYPE_CHECKING:
 class SideTab(Vertical):
     """Both sides' choices and their rankings: of one query, or of a whole query set."""
 
+    DEFAULT_CSS = """
+    #side-views, #side-one { height: 1fr; }
+    #side-snapshot-path { margin: 0 1; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "toggle_set", "Query set / one query", id="side.set"),
         Binding("L", "load_snapshot", "Snapshot as A…", id="side.snapshot"),
         Binding("ctrl+e", "export_diff", "Export the set's diff", id="side.export"),
-        Binding("escape", "back", "Back to the set / cancel its run", id="side.back"),
+        Binding("escape", "back", "Back to the set / cancel its run", show=False,
+                id="side.back"),
     ]
 
     def __init__(self, pane: TuningPane) -> None:

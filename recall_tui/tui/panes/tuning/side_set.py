@@ -63,6 +63,12 @@ def biggest_moves(q: S.QueryDiff, n: int = MOVES_SHOWN) -> str:
 class SetView(Vertical):
     """The set's rows (a summary row first), the run's progress and what the figures are of."""
 
+    DEFAULT_CSS = """
+    SetView { height: 1fr; }
+    #side-set-head, #side-set-foot { height: auto; padding: 0 1; }
+    #side-set-table { height: 1fr; }
+    """
+
     def __init__(self, tab: SideTab) -> None:
         super().__init__(id="side-set")
         self.tab = tab
@@ -80,14 +86,15 @@ class SetView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="side-set-head")
-        yield VimTable(id="side-set-table", flex=("query", "gained", "lost"), fair=True)
+        yield VimTable(id="side-set-table", flex=("query", "gained", "lost", "moves"),
+                       fair=True)
         yield Static(id="side-set-foot")
 
     def on_mount(self) -> None:
         t = self.query_one("#side-set-table", VimTable)
         for label, key in (("line", "line"), ("B vs A", "verdict"), ("Jaccard", "jaccard"),
-                           ("RBO", "rbo"), ("gained", "gained"), ("lost", "lost"),
-                           ("biggest moves", "moves"), ("query", "query")):
+                           ("RBO", "rbo"), ("query", "query"), ("gained", "gained"),
+                           ("lost", "lost"), ("biggest moves", "moves")):
             t.add_column(label, key=key)
 
     # --- running the set --------------------------------------------------------------------
@@ -230,26 +237,30 @@ class SetView(Vertical):
         for note in d.notes:
             head.append_text(lit(f"\nnote: {note}", "yellow"))
         self._head(head)
-        table.add_row(Text("all", style="bold"),
+        table.add_row(Text("", style="bold"),
                       Text(f"W{s['better']} L{s['worse']} T{s['same']}", style="bold"),
                       Text(_f(s["mean_jaccard"]), style="bold"),
                       Text(_f(s["mean_rbo"]), style="bold"),
-                      Text(f"{s['changed']} changed", style="bold"), Text(""), Text(""),
-                      Text(f"mean over {s['queries']} queries", style="bold"), key=SUMMARY_KEY)
+                      Text(f"all {s['queries']} queries (means), {s['changed']} changed",
+                           style="bold"), Text(""), Text(""), Text(""), key=SUMMARY_KEY)
         for n, q in enumerate(d.queries):
             label, style = VERDICT.get(q.verdict, (q.verdict, ""))
             table.add_row(Text(str(q.line), justify="right"), Text(label, style=style),
                           Text(_f(q.jaccard), justify="right"), Text(_f(q.rbo), justify="right"),
+                          lit(q.query, single_line=True),
                           lit(", ".join(q.gained), "green", single_line=True),
                           lit(", ".join(q.lost), "red", single_line=True),
-                          lit(biggest_moves(q), single_line=True),
-                          lit(q.query, single_line=True), key=f"q{n}")
+                          lit(biggest_moves(q), single_line=True), key=f"q{n}")
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1), animate=False)
         a, b = run.a, run.b
+        app = self.tab.pane.recall_app
+        root = Path(app.engine.vault.root if app.engine is not None else app.vault_path)
+        source = Path(run.source)  # in the vault: its path there (the footer is reproducible)
+        shown = source.relative_to(root) if source.is_relative_to(root) else source
         foot.update(lit(
             f"A {a.preset} config {a.config_hash[:12]} · B {b.preset} config "
-            f"{b.config_hash[:12]} · k {d.k} · now {b.now} · set {run.source} (sha256 "
+            f"{b.config_hash[:12]} · k {d.k} · now {b.now} · set {shown} (sha256 "
             f"{(b.queries_sha256 or '-')[:12]}) · figures: tuning.snapshot.diff", "dim"))
 
     def query_diff(self, row_key: str | None) -> tuple[S.QueryDiff, S.Entry, S.Entry] | None:
