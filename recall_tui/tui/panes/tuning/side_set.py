@@ -241,8 +241,9 @@ class SetView(Vertical):
                       Text(f"W{s['better']} L{s['worse']} T{s['same']}", style="bold"),
                       Text(_f(s["mean_jaccard"]), style="bold"),
                       Text(_f(s["mean_rbo"]), style="bold"),
-                      Text(f"all {s['queries']} queries (means), {s['changed']} changed",
-                           style="bold"), Text(""), Text(""), Text(""), key=SUMMARY_KEY)
+                      Text(f"all {s['queries']} (means)", style="bold"),
+                      Text(f"{s['changed']} changed", style="bold"), Text(""), Text(""),
+                      key=SUMMARY_KEY)
         for n, q in enumerate(d.queries):
             label, style = VERDICT.get(q.verdict, (q.verdict, ""))
             table.add_row(Text(str(q.line), justify="right"), Text(label, style=style),
