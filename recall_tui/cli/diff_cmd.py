@@ -10,9 +10,8 @@ numbers come from `recall_tui.tuning.snapshot`; this module only prints them.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
-
-from recall_tui.vault.literal import dump_json
 
 HELP = "compare two ranking snapshots, or one with the active preset: gains, losses, overlap"
 
@@ -64,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if b is None:
         return 2
     d = S.diff(a, b, k=args.k)
-    if args.json:
-        dump_json(d.to_dict(), indent=2)
+    if args.json:  # the Tuning pane's export writes the same text
+        sys.stdout.write(S.diff_json(d))
         return 0
     render(d, show_all=args.all)
     return 0

@@ -41,6 +41,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("replay", "recall_tui.tui.replay:ReplayApp"),
     ("agent pane", "recall_tui.tui.panes.agent:AgentPane"),
     ("tuning pane", "recall_tui.tui.panes.tuning.pane:TuningPane"),
+    ("side by side", "recall_tui.tui.panes.tuning.side:SideTab"),
     ("lists", "recall_tui.tui.widgets.vim:VimTable"),
     ("trees", "recall_tui.tui.widgets.vim:VimTree"),
     ("vault tree", "recall_tui.tui.panes.vault:VaultTree"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -225,18 +226,27 @@ async def _judge_set(pilot: Pilot) -> None:
     await wait_until_idle(pilot)
 
 
+async def _recency_on(pilot: Pilot, key: str) -> Any:
+    """The agent's prompt typed, the Tuning pane opened with `key` (`t`, `D`) and the recency
+    boost switched on there; the pane."""
+    app = pilot.app
+    await type_query(pilot, AGENT_PROMPT)
+    app.screen.query_one("#results").focus()
+    await pilot.press(key)
+    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
+                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
+    await wait_until_idle(pilot)
+    pane = app.tuning_pane()  # type: ignore[attr-defined]
+    pane.knobs.edit_knob("boosts.recency.enabled", "true")
+    await wait_until_idle(pilot)
+    return pane
+
+
 async def _gate(pilot: Pilot) -> None:
     """The Tuning pane's `S` with "make it the agent's" ticked: the gate against the active
     preset on the judged queries, and its verdict (the recency boost costs MRR: it fails)."""
     app = pilot.app
-    await type_query(pilot, AGENT_PROMPT)
-    app.screen.query_one("#results").focus()
-    await pilot.press("t")
-    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
-                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
-    await wait_until_idle(pilot)
-    app.tuning_pane().knobs.edit_knob("boosts.recency.enabled", "true")  # type: ignore[attr-defined]
-    await wait_until_idle(pilot)
+    await _recency_on(pilot, "t")
     await pilot.press("S")
     await _until(pilot, lambda: app.screen.query("#preset-gate"), "the save dialog")
     from textual.widgets import Checkbox
@@ -249,6 +259,19 @@ async def _gate(pilot: Pilot) -> None:
     await _until(pilot, lambda: getattr(app.screen, "result", None) is not None
                  or getattr(app.screen, "error", None), "the gate's verdict")
     await wait_until_idle(pilot)
+
+
+async def _side_set(pilot: Pilot) -> None:
+    """The side-by-side tab's query-set view (`s`): the judged set under the active preset
+    and the knobs with the recency boost on, the cursor on the first query that got worse."""
+    pane = await _recency_on(pilot, "D")
+    pane.side.action_toggle_set()
+    view = pane.side.set_view
+    await _until(pilot, lambda: view.run is not None and not view.busy
+                 and view.run.b.config_hash == pane.config.hash(), "the set's diff")
+    rows = [n for n, q in enumerate(view.run.diff.queries) if q.verdict == "worse"]
+    view.query_one("#side-set-table").move_cursor(row=rows[0] + 1 if rows else 0)
+    await _widths_settled(pilot, time.monotonic() + 60)
 
 
 @dataclass(frozen=True)
@@ -284,4 +307,5 @@ VIEWS: tuple[View, ...] = (
 WALKTHROUGH: tuple[View, ...] = (
     View("judge-set", _judge_set),
     View("gate", _gate),
+    View("side-set", _side_set),
 )

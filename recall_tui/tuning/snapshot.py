@@ -219,18 +219,22 @@ def judged_queries(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
 def take(engine: Any, queries: Sequence[SetQuery], *, k: int, now: datetime,
          queries_file: str = "", queries_sha256: str = "",
          cancel: Callable[[], bool] | None = None, config: Any = None,
-         preset: str | None = None) -> Snapshot:
+         preset: str | None = None,
+         progress: Callable[[int, int], None] | None = None) -> Snapshot:
     """Recall every query of the set at `k` (each at its own `as_of`) and freeze the rankings;
     under `config` (a `Config`, on the engine's vault, index and embedder) when given, labelled
-    `preset` (default: the engine's preset name)."""
+    `preset` (default: the engine's preset name). `progress(done, total)` is called after each
+    query (the Tuning pane's set view shows it)."""
     entries: list[Entry] = []
     config_hash = ""
-    for q in queries:
+    for n, q in enumerate(queries, start=1):
         trace = engine.recall(q.query, k=k, now=now, as_of=q.as_of, cancel=cancel, config=config)
         config_hash = config_hash or trace.config_hash
         entries.append(Entry(q.query, q.line, tuple((h.id, float(h.score)) for h in trace.hits),
                              dict(q.relevant) if q.relevant is not None else None,
                              q.as_of.isoformat() if q.as_of else None, q.category))
+        if progress is not None:
+            progress(n, len(queries))
     index = getattr(engine, "index", None)
     embedder = (getattr(index, "embedder_info", None) or {}).get("name") or "none"
     return Snapshot(preset=preset if preset is not None else getattr(engine, "preset", ""),
@@ -396,6 +400,13 @@ def _verdict(ra: QueryResult | None, rb: QueryResult | None,
         if d is not None and abs(d) > TOLERANCE:
             return ("better" if d > 0 else "worse"), deltas
     return "same", deltas
+
+
+def diff_json(d: SnapshotDiff) -> str:
+    """The difference as `recall-tui diff --json` prints it (and the Tuning pane exports it)."""
+    from recall_tui.vault.literal import json_text
+
+    return json_text(d.to_dict(), indent=2) + "\n"
 
 
 def diff(a: Snapshot, b: Snapshot, *, k: int | None = None) -> SnapshotDiff:

@@ -29,11 +29,11 @@ from recall_tui.agent.log import AgentRecall, LogTail, log_dir, read_agent_log
 from recall_tui.engine.trace import Trace, trace_time
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.tuning import movement_text
-from recall_tui.tui.panes.tuning.golden import JUDGED
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tuning.compare import RankingDiff, diff_rankings
+from recall_tui.tuning.golden import JUDGED
 from recall_tui.tuning.metrics import GoldenQuery
 
 #: How often the pane asks the log for new records (seconds).

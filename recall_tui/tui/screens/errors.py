@@ -322,8 +322,8 @@ def open_errors(app: Any) -> None:
     """Push the error analysis for the app's active preset, on the judged queries the golden
     tab scores (`default_queries_file`, or the file loaded there), at the app's clock."""
     from recall_tui.tui.panes.tuning.common import GOLDEN_K
-    from recall_tui.tui.panes.tuning.golden import default_queries_file
     from recall_tui.tuning.errors import compared
+    from recall_tui.tuning.golden import default_queries_file
 
     if isinstance(app.screen, ErrorsScreen | LossScreen):
         return

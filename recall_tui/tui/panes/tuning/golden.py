@@ -31,20 +31,13 @@ from recall_tui.tui.panes.tuning.evidence import EvidenceChart
 from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 
+# Where the judged queries are: the tuning layer's one rule (`eval`, `tune`, `errors` and the
+# gate read the same file). Re-exported for the modules that still import them from here.
+from recall_tui.tuning.golden import JUDGED as JUDGED
+from recall_tui.tuning.golden import default_queries_file as default_queries_file
+
 if TYPE_CHECKING:
     from recall_tui.tui.panes.tuning.pane import TuningPane
-
-#: Where `J` keeps its judgements when no queries file is loaded: inside the tool's own
-#: folder, the only place it writes in a vault.
-JUDGED = Path(".recall") / "golden.jsonl"
-
-
-def default_queries_file(root: Path) -> Path:
-    """The vault's judged queries: `.recall/golden.jsonl` once `J` has written there, else
-    the vault's `golden.jsonl` (the user's own file, which the UI reads and never writes)."""
-    judged = root / JUDGED
-    return judged if judged.exists() or not (root / "golden.jsonl").exists() else \
-        root / "golden.jsonl"
 
 
 class GoldenTab(Vertical):
@@ -87,7 +80,8 @@ class GoldenTab(Vertical):
 
     def queries_file(self) -> Path:
         """The judged queries the golden tab shows: the file loaded there, else the vault's
-        own (`default_queries_file`: what the tune runs on, and where `J` writes)."""
+        own (`recall_tui.tuning.golden.default_queries_file`, what `eval` and the tune read:
+        `.recall/golden.jsonl`, where `J` writes, once it exists)."""
         if self.source is not None:
             return self.source
         app = self.pane.recall_app
