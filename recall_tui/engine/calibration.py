@@ -78,7 +78,7 @@ class TermSets(Mapping[str, frozenset[str]]):
         counts = np.bincount(tid_arr, minlength=len(vocab))
         offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return TermSets(ids, vocab, offsets, pos_arr[order].astype(np.int32))
+        return TermSets(ids, vocab, offsets, pos_arr[order].astype(np.int32, copy=False))
 
     def df(self, term: str) -> int:
         """How many memories hold `term`."""
