@@ -228,3 +228,41 @@ def test_hop2_stays_below_the_weakest_seed(tmp_path):
     free = Engine(v, None, c.with_value("hop2.below_seeds", False)).recall("apple pie",
                                                                           now=PINNED_NOW, k=10)
     assert max(x.score for x in free.stage("hop2").candidates) > weakest
+
+
+def test_per_vault_memos_follow_a_vault_change(tmp_path):
+    """speaker's names and 'states a time', hop2's seed and speaker terms and the floor's
+    calibration are kept per vault: a changed vault is seen by the next recall."""
+    from recall_tui.engine import calibration
+    from recall_tui.engine.text import analyze
+
+    def vault(root, a_text: str, b_text: str):
+        return write_vault(tmp_path / root, dict([
+            turn("a", "s", "2025-01-01T10:00:00Z", a_text),
+            turn("b", "s", "2025-01-01T10:01:00Z", b_text),
+            turn("c", "t", "2025-02-01T10:00:00Z", "Lena: the heron nest by the quay"),
+        ]))
+
+    v1 = vault("v1", "Lena: the move was stressful", "Lena: the move is done, since last Tuesday")
+    c = cfg(speaker__enabled=True, speaker__when_weight=1.0, hop2__enabled=True,
+            hop2__from_top=1)
+    eng = Engine(v1, None, c)
+    tr = eng.recall("when did the move happen", now=PINNED_NOW)
+    assert {x.id for x in tr.stage("speaker").candidates} == {"b"}
+    assert dict(eng.recall("what did Mira say about the move", now=PINNED_NOW).stage("speaker").info)[
+        "speakers named"] == "(none)"
+    cal = calibration.for_engine(eng)
+    assert cal.doc_freq.get("heron") == 1
+    assert set(analyze("Lena: the heron nest by the quay")) <= cal.terms["c"]
+    # a's body now states a time and names a heron, b's no longer does; Mira speaks a
+    eng.set_vault(vault("v2", "Mira: the move was stressful, the heron left last Friday",
+                        "Lena: the move is done"))
+    tr = eng.recall("when did the move happen", now=PINNED_NOW)
+    assert {x.id for x in tr.stage("speaker").candidates} == {"a"}
+    assert dict(eng.recall("what did Mira say about the move", now=PINNED_NOW).stage("speaker").info)[
+        "speakers named"] == "mira"
+    hop = dict(eng.recall("stressful move", now=PINNED_NOW).stage("hop2").info)
+    assert hop["seeds"] == "a" and hop["terms"] == "heron"  # shared with c; mira is a speaker
+    cal = calibration.for_engine(eng)
+    assert cal.doc_freq.get("heron") == 2 and "heron" in cal.terms["a"]
+    assert "tuesdai" not in cal.doc_freq and "tuesdai" not in cal.terms["b"]

@@ -28,10 +28,12 @@ generation from the engine's memories and the index's public `vectors()`. Headle
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,91 @@ from recall_tui.engine import probe_vectors
 from recall_tui.engine.bm25 import FIELDS, field_text
 from recall_tui.engine.text import analyze
 from recall_tui.engine.text import words as _words
+
+
+class TermSets(Mapping[str, frozenset[str]]):
+    """memory id -> its analysed terms, kept as postings (per term, the sorted positions of
+    the memories holding it) rather than one frozenset per memory: at 100k memories the sets
+    took several hundred MB, the postings a few tens. A query's terms become one boolean mask
+    over the memories each (`holders`), so the evidence of any memory is a lookup."""
+
+    def __init__(self, ids: list[str], vocab: dict[str, int], offsets: np.ndarray,
+                 docs: np.ndarray):
+        self.ids = ids
+        self.pos = {mid: i for i, mid in enumerate(ids)}
+        self.vocab = vocab
+        self.offsets = offsets
+        self.docs = docs
+        self._terms = list(vocab)
+
+    @staticmethod
+    def build(sets: Iterator[tuple[str, frozenset[str]]]) -> TermSets:
+        ids: list[str] = []
+        vocab: dict[str, int] = {}
+        tids, pos = array("i"), array("i")
+        for i, (mid, ts) in enumerate(sets):
+            ids.append(mid)
+            for t in ts:
+                tid = vocab.get(t)
+                if tid is None:
+                    tid = vocab[t] = len(vocab)
+                tids.append(tid)
+                pos.append(i)
+        tid_arr = np.frombuffer(tids, dtype=np.intc) if tids else np.zeros(0, dtype=np.intc)
+        pos_arr = np.frombuffer(pos, dtype=np.intc) if pos else np.zeros(0, dtype=np.intc)
+        order = np.argsort(tid_arr, kind="stable")  # per term, positions stay ascending
+        counts = np.bincount(tid_arr, minlength=len(vocab))
+        offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return TermSets(ids, vocab, offsets, pos_arr[order].astype(np.int32, copy=False))
+
+    def df(self, term: str) -> int:
+        """How many memories hold `term`."""
+        tid = self.vocab.get(term)
+        return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])
+
+    def holders(self, terms: frozenset[str] | set[str]) -> np.ndarray:
+        """Boolean mask over the memories (in `ids` order): holds any of `terms`."""
+        mask = np.zeros(len(self.ids), dtype=bool)
+        for t in terms:
+            tid = self.vocab.get(t)
+            if tid is not None:
+                mask[self.docs[self.offsets[tid]:self.offsets[tid + 1]]] = True
+        return mask
+
+    def __getitem__(self, memory_id: str) -> frozenset[str]:
+        i = self.pos[memory_id]
+        at = np.flatnonzero(self.docs == i)  # a scan: only tools and tests ask for a set
+        tids = np.searchsorted(self.offsets, at, side="right") - 1
+        return frozenset(self._terms[t] for t in tids.tolist())
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self.pos
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class DocFreq(Mapping[str, int]):
+    """Analysed term -> number of memories holding it: a view over `TermSets`' postings."""
+
+    def __init__(self, sets: TermSets):
+        self._sets = sets
+
+    def __getitem__(self, term: str) -> int:
+        if term not in self._sets.vocab:
+            raise KeyError(term)
+        return self._sets.df(term)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sets.vocab)
+
+    def __len__(self) -> int:
+        return len(self._sets.vocab)
+
 
 #: At most this many memories enter the pairwise cosine sample (an evenly spaced sample of
 #: the ids in sorted order, so the calibration is deterministic).
@@ -60,9 +147,6 @@ class Calibration:
     """b: the median cosine between two memories; None without vectors."""
     near: float | None
     """h: the 10th percentile of the memories' nearest-neighbour cosine; None without vectors."""
-    holders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Analysed term -> the memories holding it (the inverse of `terms`), so a query's best
-    evidence visits only the memories holding one of its terms."""
 
     def idf(self, term: str) -> float:
         """`ln((N + 1) / (df + 0.5))`: largest for a term no memory holds."""
@@ -88,19 +172,13 @@ class Calibration:
 def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Calibration:
     """The calibration of a vault: term statistics over `memories` (id -> Memory) and the
     vector scale over `vectors` (id -> unit vector)."""
-    terms: dict[str, frozenset[str]] = {}
-    holders: dict[str, list[str]] = {}
-    for mid, m in memories.items():
-        text = [field_text(m, f) for f in FIELDS] + [getattr(m, "original", None) or ""]
-        ts = frozenset(t for chunk in text for t in analyze(chunk))
-        terms[mid] = ts
-        for t in ts:
-            got = holders.get(t)
-            if got is None:
-                holders[t] = [mid]
-            else:
-                got.append(mid)
-    df = {t: len(ids) for t, ids in holders.items()}
+    def sets() -> Iterator[tuple[str, frozenset[str]]]:
+        for mid, m in memories.items():
+            text = [field_text(m, f) for f in FIELDS] + [getattr(m, "original", None) or ""]
+            yield mid, frozenset(t for chunk in text for t in analyze(chunk))
+
+    terms = TermSets.build(sets())
+    df = DocFreq(terms)
     background = near = None
     ids = sorted(i for i in vectors if i in memories)
     if len(ids) >= 3:
@@ -113,8 +191,7 @@ def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Cal
         background = float(np.median(sims[np.triu_indices(n, 1)]))
         np.fill_diagonal(sims, -2.0)
         near = float(np.percentile(sims.max(axis=1), 10))
-    return Calibration(len(memories), df, terms, background, near,
-                       {t: tuple(ids) for t, ids in holders.items()})
+    return Calibration(len(memories), df, terms, background, near)
 
 
 def for_engine(engine: Any) -> Calibration:
@@ -167,47 +244,38 @@ PROBES: tuple[str, ...] = (
 
 def best_evidence(cal: Calibration, qt: QueryTerms, sims: Mapping[str, float]) -> float:
     """The largest evidence any memory of the vault has for the query (`sims`: memory id ->
-    cosine, empty without vectors): `evidence(...).value` of every memory, maximised."""
+    cosine, empty without vectors)."""
+    if qt.held is not None and isinstance(cal.terms, TermSets):
+        cos = np.full(len(cal.terms.ids), np.nan)
+        pos = cal.terms.pos
+        for mid, c in sims.items():
+            i = pos.get(mid)
+            if i is not None:
+                cos[i] = c
+        return best_evidence_array(cal, qt, cos)
     return max((evidence(cal, qt, mid, sims.get(mid)).value for mid in cal.terms), default=0.0)
 
 
-def best_evidence_fast(cal: Calibration, qt: QueryTerms, ids: Sequence[str],
-                       cos: np.ndarray | None) -> float:
-    """`best_evidence` for `ids` (the memories with a vector, in the order of the rows of
-    `cos`, their cosines to the query; None without vectors), computed without visiting every
-    memory: V for all of them at once, and L only for the memories holding a query term
-    (from `holders`). Every value is computed with the same float64 operations in the same
-    order as `evidence`, so the result is the same number (tests/test_fast_paths.py)."""
-    if not cal.terms:
+def best_evidence_array(cal: Calibration, qt: QueryTerms, cos: np.ndarray) -> float:
+    """`best_evidence` over every memory at once: `cos` holds each memory's cosine in
+    `TermSets.ids` order (NaN: none). The same float operations in the same order as
+    `evidence` (the matched IDF weights summed in query-term order, divided by the total,
+    plus the clipped vector standing), so the result is the same number."""
+    assert isinstance(cal.terms, TermSets) and qt.held is not None
+    n = len(cal.terms.ids)
+    if n == 0:
         return 0.0
-    standing: dict[str, float] = {}
-    best_v = 0.0  # a memory with no vector (or no vector scale) has V = 0
-    if (cos is not None and len(ids) and cal.background is not None and cal.near is not None
-            and cal.near - cal.background > 0):
+    lex = np.zeros(n)
+    for t in qt.accept:
+        lex = np.where(qt.held[t], lex + qt.weight[t], lex)
+    lex = lex / qt.total if qt.total > 0 else np.zeros(n)
+    vec = np.zeros(n)
+    if cal.background is not None and cal.near is not None:
         span = cal.near - cal.background
-        v = np.minimum(1.0, np.maximum(0.0, (cos.astype(np.float64) - cal.background) / span))
-        best_v = max(best_v, float(v.max()))
-        matched_any = {mid for acc in qt.accept.values() for t in acc
-                       for mid in cal.holders.get(t, ())}
-        if matched_any:
-            pos = {mid: i for i, mid in enumerate(ids)}
-            standing = {mid: float(v[pos[mid]]) for mid in matched_any if mid in pos}
-    if qt.total <= 0:
-        return best_v
-    held_by: dict[str, list[str]] = {}
-    for t, acc in qt.accept.items():
-        for a in acc:
-            for mid in cal.holders.get(a, ()):
-                got = held_by.setdefault(mid, [])
-                if not got or got[-1] != t:
-                    got.append(t)
-    best = best_v
-    for mid, matched in held_by.items():
-        lex = sum(qt.weight[t] for t in matched) / qt.total
-        e = lex + standing.get(mid, 0.0)
-        if e > best:
-            best = e
-    return best
+        if span > 0:
+            ok = ~np.isnan(cos)
+            vec[ok] = np.minimum(1.0, np.maximum(0.0, (cos[ok] - cal.background) / span))
+    return float(np.max(lex + vec))
 
 
 def probe_bests(engine: Any) -> tuple[float, ...]:
@@ -220,14 +288,16 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
         return cached
     vecs = engine.memory_vectors()
     ids = [i for i in vecs if i in cal.terms]
-    mat = np.stack([vecs[i] for i in ids]) if ids else None
+    mat = _matrix(engine, vecs, ids)
     ready = _shipped_for(engine.index) if mat is not None else None
+    at = np.array([cal.terms.pos[i] for i in ids], dtype=np.int64) if isinstance(
+        cal.terms, TermSets) else None
     out = []
     for n, text in enumerate(PROBES):
         words = list(dict.fromkeys(w for w in _words(text)))
         qt = query_terms(cal, tuple(analyze(text)), tuple(words),
                          one_edit_corrections(engine, words))
-        cos: np.ndarray | None = None
+        q = None
         if mat is not None and engine.index is not None:
             if ready is not None:
                 q = ready[n]
@@ -236,12 +306,37 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
                     q = engine.index.embed_query(text)
                 except Exception:  # no embedder at hand: lexical evidence only
                     q = None
-            if q is not None and q.shape[-1] == mat.shape[1]:
-                cos = mat @ q
-        out.append(best_evidence_fast(cal, qt, ids, cos))
+            if q is not None and q.shape[-1] != mat.shape[1]:
+                q = None
+        if at is not None and qt.held is not None:  # every memory at once (TermSets)
+            cos = np.full(len(cal.terms), np.nan)
+            if q is not None and mat is not None:
+                cos[at] = (mat @ q).astype(np.float64)
+            out.append(best_evidence_array(cal, qt, cos))
+            continue
+        sims: dict[str, float] = {}
+        if q is not None and mat is not None:
+            sims = dict(zip(ids, (mat @ q).tolist(), strict=True))
+        out.append(best_evidence(cal, qt, sims))
     result = tuple(sorted(out))
     engine._derived["probe_bests"] = (cal, result)
     return result
+
+
+def _matrix(engine: Any, vecs: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray | None:
+    """The rows of `ids` as one matrix: the index's own `vectors()` matrix when it holds
+    exactly those rows in that order (the usual case: no 150 MB copy at 100k memories),
+    else a stacked copy."""
+    if not ids:
+        return None
+    if len(ids) == len(vecs) and engine.index is not None:
+        try:
+            vids, vmat = engine.index.vectors()
+        except Exception:  # no vectors stored after all: stack what the engine has
+            vids, vmat = [], None
+        if vmat is not None and list(vids) == ids:
+            return np.ascontiguousarray(vmat)
+    return np.stack([vecs[i] for i in ids])
 
 
 def probes_digest() -> str:
@@ -266,12 +361,19 @@ def quantile(values: Sequence[float], q: float) -> float:
     return float(np.quantile(np.asarray(values, dtype=float), min(1.0, max(0.0, q))))
 
 
+@functools.lru_cache(maxsize=8)
+def _median(bests: tuple[float, ...]) -> float:
+    """`quantile(bests, 0.5)`, once per vault's probe results (numpy's quantile costs about
+    as much as a whole stage, and the floor asks on every recall)."""
+    return quantile(bests, 0.5)
+
+
 def floor_for(engine: Any, minimum: float, margin: float) -> tuple[float, str]:
     """The calibrated floor of the engine's vault: `margin` x the median of the probes' best
     evidence (what a typical off-topic query finds here), never under `minimum`; and how it
     was reached, for the trace."""
     bests = probe_bests(engine)
-    median = quantile(bests, 0.5)
+    median = _median(bests)
     level = margin * median
     floor = max(minimum, level)
     how = (f"{margin:g} x {median:.2f}, the median best evidence of {len(bests)} off-topic "
@@ -291,6 +393,9 @@ class QueryTerms:
     """Query term -> its IDF weight."""
     total: float
     """The query's total IDF mass."""
+    held: Mapping[str, np.ndarray] | None = None
+    """Query term -> boolean mask over the calibration's memories (`TermSets.ids` order):
+    holds one of its accepted terms. None when the calibration keeps plain sets (tests)."""
 
 
 def query_terms(cal: Calibration, terms: Sequence[str], words: Sequence[str],
@@ -312,7 +417,9 @@ def query_terms(cal: Calibration, terms: Sequence[str], words: Sequence[str],
             if alts:
                 accept[t] = alts
                 weight[t] = max(cal.idf(a) for a in alts)
-    return QueryTerms(accept, weight, sum(weight.values()))
+    held = ({t: cal.terms.holders(acc) for t, acc in accept.items()}
+            if isinstance(cal.terms, TermSets) else None)
+    return QueryTerms(accept, weight, sum(weight.values()), held)
 
 
 @dataclass(frozen=True)
@@ -350,8 +457,12 @@ class Evidence:
 
 def evidence(cal: Calibration, qt: QueryTerms, memory_id: str, cos: float | None) -> Evidence:
     """E of one memory."""
-    held = cal.terms.get(memory_id, frozenset())
-    matched = tuple(t for t, acc in qt.accept.items() if acc & held)
+    if qt.held is not None and isinstance(cal.terms, TermSets):
+        i = cal.terms.pos.get(memory_id)
+        matched = () if i is None else tuple(t for t in qt.accept if qt.held[t][i])
+    else:
+        held = cal.terms.get(memory_id, frozenset())
+        matched = tuple(t for t, acc in qt.accept.items() if acc & held)
     lex = sum(qt.weight[t] for t in matched) / qt.total if qt.total > 0 else 0.0
     return Evidence(lex, cal.vector_standing(cos), cos, matched)
 
@@ -369,7 +480,6 @@ def one_edit_corrections(engine: Any, words: Sequence[str]) -> dict[str, tuple[s
             if c.distance == 1 and len(c.word) >= 5 and c.corrected}
 
 
-__all__ = ["PROBES", "Calibration", "Evidence", "QueryTerms", "best_evidence",
-           "best_evidence_fast", "build",
+__all__ = ["PROBES", "Calibration", "Evidence", "QueryTerms", "best_evidence", "build",
            "evidence", "floor_for", "for_engine", "one_edit_corrections", "probe_bests",
            "quantile", "query_terms"]

@@ -21,7 +21,7 @@ import numpy as np
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.turn_layout import layout, note, resort
 from recall_tui.engine.state import Out, RecallState
-from recall_tui.engine.text import analyze, fold
+from recall_tui.engine.text import analyze
 from recall_tui.engine.trace import Candidate
 
 
@@ -32,9 +32,48 @@ def seed_terms(bodies: list[str], exclude: set[str], idf: dict[str, float],
     seen: set[str] = set()
     for b in bodies:
         seen.update(analyze(b, stem=stem, stop_words=stop_words))
+    return rarest(seen, exclude, idf, df, n)
+
+
+def rarest(seen: set[str], exclude: set[str] | frozenset[str], idf: dict[str, float],
+           df: dict[str, int], n: int) -> list[str]:
+    """`seed_terms` on the seeds' terms already analysed."""
     pool = [t for t in seen if t not in exclude and df.get(t, 0) >= 2]
     pool.sort(key=lambda t: (-idf.get(t, 0.0), t))
     return pool[:n]
+
+
+def body_terms(engine: StageContext, mid: str, *, stem: bool, stop_words: bool) -> frozenset[str]:
+    """The analysed terms of a memory's body (without `## Related`), kept per vault: a seed
+    is analysed once, not on every recall it seeds."""
+    cache: dict[str, frozenset[str]] = engine.memo(f"hop2.body_terms.{stem}.{stop_words}", dict)
+    terms = cache.get(mid)
+    if terms is None:
+        terms = cache[mid] = frozenset(analyze(engine.vault.memories[mid].body_without_related,
+                                               stem=stem, stop_words=stop_words))
+    return terms
+
+
+def speaker_terms(engine: StageContext, *, stem: bool, stop_words: bool) -> frozenset[str]:
+    """The analysed terms of every speaker name (never a hop term), built once per vault."""
+    return engine.memo(f"hop2.speaker_terms.{stem}.{stop_words}", lambda: frozenset(
+        analyze(" ".join(sorted(layout(engine).names)), stem=stem, stop_words=stop_words)))
+
+
+def top_docs(scores: np.ndarray, limit: int) -> list[int]:
+    """The indices of the `limit` best positive scores, best first, ties by index: the
+    first `limit` of a stable descending sort, without sorting every memory (a partition
+    keeps the limit-th score's ties; the sort settles them)."""
+    docs = np.flatnonzero(scores > 0)
+    if limit <= 0:
+        return []
+    if len(docs) > limit:
+        s = scores[docs]
+        kth = np.partition(s, len(s) - limit)[len(s) - limit]
+        docs = docs[s >= kth]
+    order = np.lexsort((docs, -scores[docs]))
+    out: list[int] = docs[order][:limit].tolist()
+    return out
 
 
 def run(engine: StageContext, st: RecallState) -> Out:
@@ -46,16 +85,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="no eligible candidates to seed from")
     kidx = engine.keyword_index(st.cfg)
     body = kidx.fields["body"]
-    speakers = {fold(s) for s in layout(engine).speaker.values()}
-    exclude = set(st.query.terms) | set(analyze(" ".join(speakers), stem=st.cfg.parse.stem,
-                                                stop_words=st.cfg.parse.stop_words))
-    mems = engine.vault.memories
-    seen = {t for s in seeds for t in analyze(mems[s].body_without_related,
-                                              stem=st.cfg.parse.stem,
-                                              stop_words=st.cfg.parse.stop_words)}
+    stem, stop = st.cfg.parse.stem, st.cfg.parse.stop_words
+    exclude = set(st.query.terms) | speaker_terms(engine, stem=stem, stop_words=stop)
+    seen = set().union(*(body_terms(engine, s, stem=stem, stop_words=stop) for s in seeds))
     df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
-    terms = seed_terms([mems[s].body_without_related for s in seeds], exclude, body.idf, df,
-                       cfg.terms, stem=st.cfg.parse.stem, stop_words=st.cfg.parse.stop_words)
+    terms = rarest(seen, exclude, body.idf, df, cfg.terms)
     info = [("seeds", " ".join(seeds)), ("terms", " ".join(terms) or "(none)"),
             ("factor", f"{cfg.factor:g}")]
     if not terms:
@@ -68,12 +102,9 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(info=info, reason="no other memory holds a seed term")
     top_seed = st.score[seeds[0]]
     cap = min(st.score[s] for s in seeds) * (1 - 1e-9) if cfg.below_seeds else None
-    docs = np.argsort(-scores, kind="stable")[:cfg.limit]
     out = Out(info=info)
     added = 0
-    for rank, d in enumerate(docs.tolist(), 1):
-        if scores[d] <= 0:
-            break
+    for rank, d in enumerate(top_docs(scores, cfg.limit), 1):
         mid = kidx.ids[d]
         add = cfg.factor * top_seed * float(scores[d]) / best
         old = st.score.get(mid)

@@ -69,6 +69,16 @@ def states_time(text: str) -> bool:
     return bool(_TIME.search(text))
 
 
+def time_stated(engine: StageContext, mid: str) -> bool:
+    """`states_time` of a memory's body (without `## Related`), kept per vault: a candidate
+    of many "when" questions is searched once."""
+    cache: dict[str, bool] = engine.memo("speaker.states_time", dict)
+    stated = cache.get(mid)
+    if stated is None:
+        stated = cache[mid] = states_time(engine.vault.memories[mid].body_without_related)
+    return stated
+
+
 def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.speaker
     if not cfg.enabled:
@@ -77,8 +87,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="no candidates")
     lay = layout(engine)
     qwords = set(st.query.words)
-    known = {fold(s) for s in lay.speaker.values()}
-    named = sorted(qwords & known)
+    named = sorted(qwords & lay.names)
     months, years = query_dates(st.query.words)
     info = [("speakers named", " ".join(named) or "(none)"),
             ("months", " ".join(str(m) for m in sorted(months)) or "(none)"),
@@ -102,7 +111,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
                                 or (not months and years and c.year in years)):
             factor *= 1 + cfg.date_weight
             why.append(f"created {c:%Y-%m} x{1 + cfg.date_weight:g}")
-        if when and states_time(mems[mid].body_without_related):
+        if when and time_stated(engine, mid):
             factor *= 1 + cfg.when_weight
             why.append(f"states a time x{1 + cfg.when_weight:g}")
         if factor != 1.0:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from recall_tui.engine.text import fold
 from recall_tui.vault.model import Vault
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ class TurnLayout:
     """memory id -> (session id, 0-based position)."""
     speaker: Mapping[str, str]
     """memory id -> speaker name, folded to lower case (turns with a known speaker only)."""
+    names: frozenset[str] = frozenset()
+    """Every speaker name, `fold`ed: what the speaker and hop2 stages match the query
+    against (built once here, not per recall over every turn)."""
 
 
 def speaker_of(body: str, tags: tuple[str, ...] | list[str]) -> str | None:
@@ -58,7 +62,7 @@ def build(vault: Vault) -> TurnLayout:
                 by_session.setdefault(m.session_id, []).append((m.created.timestamp(), mid))
     sessions = {sid: tuple(mid for _t, mid in sorted(rows)) for sid, rows in by_session.items()}
     place = {mid: (sid, i) for sid, ids in sessions.items() for i, mid in enumerate(ids)}
-    return TurnLayout(sessions, place, speaker)
+    return TurnLayout(sessions, place, speaker, frozenset(fold(s) for s in set(speaker.values())))
 
 
 def layout(engine: StageContext) -> TurnLayout:
