@@ -1,0 +1,78 @@
+"""The frontmatter's bounds check is skipped for short frontmatter (branch read24): no text
+YAML gives is longer than the source it came from (escapes and line folding only shrink it,
+aliases share the object), so frontmatter of at most MAX_VALUE_CHARS characters never holds a
+text to cut. This checks that claim on generated YAML (the shapes that could grow a text:
+escapes, block and folded scalars, aliases, merge keys, tags) and that a long text is still
+cut, with its problem, through both parsers."""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from recall_tui.vault import frontmatter as fmod
+from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
+from tests.test_properties import PROPS, free_text, frontmatter
+
+
+def _texts(value, out):
+    if type(value) is str:
+        out.append(value)
+    elif type(value) is list:
+        for x in value:
+            _texts(x, out)
+    elif type(value) is dict:
+        for k, x in value.items():
+            _texts(k, out)
+            _texts(x, out)
+    return out
+
+
+ESCAPES = ("\\x41", "\\u263A", "\\U0001F600", "\\N", "\\_", "\\L", "\\P", "\\t", "\\\\", "\\\"",
+           "\\0", "\\e", "\\ ")
+escaped = st.lists(st.one_of(st.sampled_from(ESCAPES), free_text.map(
+    lambda t: t.replace("\\", "").replace('"', ""))), max_size=6).map(lambda p: '"' + "".join(p) + '"')
+block = st.tuples(st.sampled_from(["|", ">", "|-", ">+", "|2", ">-"]),
+                  st.lists(free_text.map(lambda t: t.replace("\n", " ")), min_size=1, max_size=4)
+                  ).map(lambda b: b[0] + "\n" + "\n".join("  " + line for line in b[1]))
+grown = st.one_of(
+    frontmatter(),
+    st.lists(st.one_of(escaped, block), min_size=1, max_size=4).map(
+        lambda vs: "".join(f"k{i}: {v}\n" for i, v in enumerate(vs))),
+    st.tuples(escaped, st.integers(1, 6)).map(
+        lambda a: f"a: &x {a[0]}\nb: [{', '.join(['*x'] * a[1])}]\nc: !!str *x\n"),
+    st.tuples(free_text, free_text).map(
+        lambda a: f"base: &b {{p: {a[0]!r}}}\nm:\n  <<: *b\n  q: !!str {a[1]!r}\n"),
+)
+
+
+@settings(PROPS, max_examples=120)  # (suite time: ~4 s under load)
+@given(grown)
+@example('a: "\\U0001F600\\x41\\N"\n')
+@example("a: >\n  x\n\n  y\n")
+@example("a: &x [long, words]\nb: [*x, *x, *x]\n")
+def test_no_text_is_longer_than_its_frontmatter(fm):
+    problems: list = []
+    try:
+        front = fmod._yaml_front("x.md", fm, 2, problems)
+    except fmod._SkipFile:
+        return  # not YAML: nothing to bound
+    texts = _texts(front.raw, [])
+    assert all(len(t) <= len(fm) for t in texts), (fm, texts)
+
+
+def test_a_long_text_is_still_cut_by_either_parser():
+    long = "x" * (MAX_VALUE_CHARS + 10)
+    for fm in (f"title: {long}\n", f'title: "{long}"\n', f"tags:\n  - {long}\n",
+               f"title: |\n  {long}\n"):
+        problems: list = []
+        front = fmod._load_frontmatter("x.md", fm, 2, problems)
+        got = front.raw["title"] if "title" in front.raw else front.raw["tags"][0]
+        assert got.rstrip("\n") == "x" * MAX_VALUE_CHARS
+        assert [p.reason for p in problems] == [
+            f"{'title' if 'title' in front.raw else 'tags'}: a text over "
+            f"{MAX_VALUE_CHARS:,} characters; cut to the first {MAX_VALUE_CHARS:,}"]
+    # At the limit exactly nothing is cut, though the frontmatter itself is longer.
+    problems = []
+    front = fmod._load_frontmatter("x.md", f"title: {'y' * MAX_VALUE_CHARS}\n", 2, problems)
+    assert len(front.raw["title"]) == MAX_VALUE_CHARS and problems == []
