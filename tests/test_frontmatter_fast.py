@@ -13,20 +13,7 @@ from hypothesis import strategies as st
 from recall_tui.vault import frontmatter as fmod
 from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
 from tests.test_properties import PROPS, free_text, frontmatter
-
-
-def _texts(value, out):
-    if type(value) is str:
-        out.append(value)
-    elif type(value) is list:
-        for x in value:
-            _texts(x, out)
-    elif type(value) is dict:
-        for k, x in value.items():
-            _texts(k, out)
-            _texts(x, out)
-    return out
-
+from tests.test_read_cache import _strings
 
 ESCAPES = ("\\x41", "\\u263A", "\\U0001F600", "\\N", "\\_", "\\L", "\\P", "\\t", "\\\\", "\\\"",
            "\\0", "\\e", "\\ ")
@@ -57,7 +44,7 @@ def test_no_text_is_longer_than_its_frontmatter(fm):
         front = fmod._yaml_front("x.md", fm, 2, problems)
     except fmod._SkipFile:
         return  # not YAML: nothing to bound
-    texts = _texts(front.raw, [])
+    texts = _strings(front.raw, [])
     assert all(len(t) <= len(fm) for t in texts), (fm, texts)
 
 
