@@ -51,7 +51,7 @@ from recall_tui.vault.recalldir import keep_out_of_git
 READER_VERSION = 2
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 5
+CODEC_VERSION = 6
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -266,8 +266,8 @@ def _pack_memory(m: Memory) -> tuple[Any, ...]:
             v = _pack_front(dict(v), m)
         elif kind == _K_EXTRA:
             v = tuple([_share(k) for k in v])  # its keys; the values are the frontmatter's
-        else:  # key_lines
-            v = {_share(k): n for k, n in v.items()}
+        else:  # key_lines, as the (key, line) pairs `_shared_lines` looks its mapping up by
+            v = tuple([(_share(k), n) for k, n in v.items()])
         out.append(v)
     return tuple(out)
 
@@ -295,15 +295,15 @@ _LINES: dict[tuple[tuple[str, int], ...], MappingProxyType[str, int]] = {}
 _LINES_MAX = 50_000
 
 
-def _shared_lines(lines: dict[str, int]) -> MappingProxyType[str, int]:
+def _shared_lines(pairs: tuple[tuple[str, int], ...]) -> MappingProxyType[str, int]:
     """One read-only `key_lines` mapping per distinct layout: files written from the same
-    template share it (1.3k layouts for 10k synthetic memories)."""
-    key = tuple(lines.items())
-    proxy = _LINES.get(key)
+    template share it (1.3k layouts for 10k synthetic memories). The record holds the
+    (key, line) pairs themselves (codec 6), the lookup key: no dict, no items tuple."""
+    proxy = _LINES.get(pairs)
     if proxy is None:
         if len(_LINES) >= _LINES_MAX:
             _LINES.clear()
-        proxy = _LINES[key] = MappingProxyType(lines)
+        proxy = _LINES[pairs] = MappingProxyType(dict(pairs))
     return proxy
 
 
