@@ -3,7 +3,8 @@ YAML gives is longer than the source it came from (escapes and line folding only
 aliases share the object), so frontmatter of at most MAX_VALUE_CHARS characters never holds a
 text to cut. This checks that claim on generated YAML (the shapes that could grow a text:
 escapes, block and folded scalars, aliases, merge keys, tags) and that a long text is still
-cut, with its problem, through both parsers."""
+cut, with its problem, through both parsers. And the fast path against PyYAML on every .md
+of every vault in the repository."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from recall_tui.vault import frontmatter as fmod
 from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
-from tests.test_properties import PROPS, free_text, frontmatter
+from tests.conftest import FIXTURES, ROOT
+from tests.test_properties import PROPS, _norm, free_text, frontmatter
 from tests.test_read_cache import _strings
 
 ESCAPES = ("\\x41", "\\u263A", "\\U0001F600", "\\N", "\\_", "\\L", "\\P", "\\t", "\\\\", "\\\"",
@@ -63,3 +65,29 @@ def test_a_long_text_is_still_cut_by_either_parser():
     problems = []
     front = fmod._load_frontmatter("x.md", f"title: {'y' * MAX_VALUE_CHARS}\n", 2, problems)
     assert len(front.raw["title"]) == MAX_VALUE_CHARS and problems == []
+
+
+def test_the_fast_path_reads_every_vault_of_the_repo_as_pyyaml_does():
+    """Every .md of every vault in the repository (the sample vaults, the chat and turns
+    vaults, the test fixtures) whose frontmatter the fast path accepts: the same keys, values
+    (and their types), lines and list items as PyYAML, and the same problems."""
+    files = sorted(p for p in ROOT.glob("sample-vault*/**/*.md")) + sorted(FIXTURES.rglob("*.md"))
+    accepted = 0
+    for path in files:
+        try:
+            fm, first, _, _ = fmod._split_frontmatter(path.read_text(encoding="utf-8-sig"))
+        except (UnicodeDecodeError, fmod._SkipFile):
+            continue
+        if fm is None:
+            continue
+        fast_problems: list = []
+        fast = fmod._fast_front(fm, first, "x.md", fast_problems)
+        if fast is None:
+            continue
+        accepted += 1
+        slow_problems: list = []
+        slow = fmod._yaml_front("x.md", fm, first, slow_problems)
+        assert (_norm(fast.raw), list(fast.raw), fast.lines, fast.items, fast_problems) == (
+            _norm(slow.raw), list(slow.raw), slow.lines, slow.items, slow_problems), path
+        assert {k: fast.source.get(k) for k in slow.source} == slow.source, path
+    assert accepted >= 300
