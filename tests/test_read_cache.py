@@ -287,3 +287,84 @@ def test_what_a_read_keeps_goes_with_its_vault(vault_dir, monkeypatch):
     assert v.memories and readcache.remembered(root) is not None
     monkeypatch.setattr(readcache, "READER_VERSION", readcache.READER_VERSION + 1)
     assert readcache.remembered(root) is None  # never across reader versions
+
+
+# --- the record encoding and the vault signature (branch read24) ---------------------------
+
+
+def _strings(value, out):
+    """Every str inside a packed record (tuples, lists, dict keys and values)."""
+    if type(value) is str:
+        out.append(value)
+    elif type(value) in (tuple, list):
+        for x in value:
+            _strings(x, out)
+    elif type(value) is dict:
+        for k, x in value.items():
+            _strings(k, out)
+            _strings(x, out)
+    return out
+
+
+def test_a_record_interns_its_short_strings_and_decodes_equal():
+    """The field-by-field packing gives what the generic walk gave: every string of at most
+    _INTERN_MAX characters interned (so 100k decoded records share one object per tag, type
+    or date), longer ones left as they are, and the record decodes to an equal Memory."""
+    import marshal
+    import sys
+
+    vault = read_vault(SAMPLE_VAULT)
+    short = long = 0
+    for m in vault.memories.values():
+        packed = readcache._pack_memory(m)
+        assert packed == readcache._share(packed)  # (the generic walk changes no value)
+        for s in _strings(packed, []):
+            if len(s) <= readcache._INTERN_MAX:
+                assert sys.intern(s) is s, (m.id, s)
+                short += 1
+            else:
+                long += 1
+        back, problems = readcache.loads(readcache.dumps((m, [])))
+        assert back == m and problems == []
+        assert dict(back.frontmatter) == dict(m.frontmatter)
+        assert dict(back.key_lines) == dict(m.key_lines) and dict(back.extra) == dict(m.extra)
+        assert marshal.loads(readcache.dumps((m, [])))[0] == packed
+    assert short > 10 * len(vault.memories) and long > 0
+
+
+def test_the_vault_signature_names_every_path_and_key():
+    keys: dict[str, readcache.FileKey | None] = {
+        f"t/{i}.md": (100 + i, 1_700_000_000_000_000_000 + i, 1_700_000_000_000_000_001, i)
+        for i in range(50)
+    }
+    sig = readcache.vault_signature(keys)
+    assert sig is not None and sig == readcache.vault_signature(dict(keys))
+    seen = {sig}
+    for n in range(4):  # each part of one file's key
+        k = dict(keys)
+        key = list(k["t/7.md"])
+        key[n] += 1
+        k["t/7.md"] = tuple(key)
+        seen.add(readcache.vault_signature(k))
+    renamed = {("t/7b.md" if r == "t/7.md" else r): v for r, v in keys.items()}
+    seen.add(readcache.vault_signature(renamed))
+    seen.add(readcache.vault_signature({**keys, "t/new.md": (1, 2, 3, 4)}))
+    seen.add(readcache.vault_signature(dict(list(keys.items())[:-1])))
+    # Path boundaries count: "a" + "b\0c" must not equal "a\0b" + "c" (paths hold no NUL,
+    # so the join is unambiguous; moved key bytes are still caught).
+    seen.add(readcache.vault_signature({"ab": (1, 2, 3, 4), "c": (5, 6, 7, 8)}))
+    seen.add(readcache.vault_signature({"a": (1, 2, 3, 4), "bc": (5, 6, 7, 8)}))
+    assert len(seen) == 10
+    assert readcache.vault_signature({**keys, "t/x.md": None}) is None
+    huge = {"a.md": (1, 2, 3, 1 << 64)}  # an inode past 64 bits: the exact fallback
+    assert readcache.vault_signature(huge) != readcache.vault_signature({"a.md": (1, 2, 3, 5)})
+
+
+@pytest.mark.parametrize(("rel", "memory"), [
+    ("a.md", True), ("notes/a.md", True), ("consolidation.md", True), ("sessions.md", True),
+    ("consolidation/daily/x.md", False), ("consolidation/x.md", False),
+    ("sessions/s.md", False), ("sessions/s.jsonl", False), ("a.txt", False),
+    ("x/consolidation/a.md", True), ("_archive/sessions/a.md", True),
+])
+def test_which_files_are_memories(rel, memory):
+    assert reader._is_memory_file(rel) is memory

@@ -33,11 +33,13 @@ import pickle
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -49,7 +51,7 @@ from recall_tui.vault.recalldir import keep_out_of_git
 READER_VERSION = 2
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 5
+CODEC_VERSION = 6
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -73,9 +75,16 @@ def vault_signature(keys: dict[str, FileKey | None]) -> bytes | None:
     result is not either)."""
     if None in keys.values():
         return None
-    # (Not marshal: its bytes depend on reference counts, so they differ between processes.)
-    text = repr((_stamp(), list(keys.items())))
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
+    # (Not marshal: its bytes depend on reference counts, so they differ between processes.
+    # Not repr either: at 100k files it cost ~2 % of a re-read. Paths hold no NUL.)
+    h = hashlib.sha256(f"{_stamp()}\0{len(keys)}\0".encode())
+    h.update("\0".join(keys).encode("utf-8", "surrogateescape"))
+    try:
+        known = cast("Iterable[FileKey]", keys.values())  # (no None: checked above)
+        h.update(array("q", chain.from_iterable(known)).tobytes())
+    except OverflowError:  # an inode or time beyond 64 bits: the slow, exact way
+        h.update(repr(list(keys.values())).encode())
+    return h.digest()
 
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
@@ -230,25 +239,48 @@ def _unpack_front(kind: int, blob: bytes, vals: tuple[Any, ...] = ()) -> dict[st
 
 
 def _pack_memory(m: Memory) -> tuple[Any, ...]:
+    """The Memory as a tuple of plain values, its short strings interned as `_share` would
+    (the walk is by field, not generic: `_share` over the whole record was a fifth of a
+    first read's encoding)."""
     out: list[Any] = []
-    for name in _MEMORY_FIELDS:
+    intern, most = _intern, _INTERN_MAX
+    for name, kind in _PACK_KINDS:
         v = getattr(m, name)
-        if name in _DATES:
-            v = v.isoformat() if v is not None else None
-        elif name == "role":
-            v = v.value
-        elif name == "related_via":
-            v = tuple((r.id, r.score, r.relation) for r in v)
-        elif name == "edges":
-            v = tuple((e.subject, e.relation, e.object, e.memory_id) for e in v)
-        elif name == "frontmatter":
+        if v is None:
+            pass
+        elif kind == _K_PLAIN:
+            if type(v) is str and len(v) <= most:
+                v = intern(v)
+        elif kind == _K_STRS:
+            v = tuple([intern(x) if len(x) <= most else x for x in v])
+        elif kind == _K_DATE:
+            v = intern(v.isoformat())  # (created, updated and ingested_at: often one string)
+        elif kind == _K_ROLE:
+            v = intern(v.value)
+        elif kind == _K_REL:
+            v = tuple([(_share(r.id), r.score, _share(r.relation)) for r in v])
+        elif kind == _K_EDGES:
+            v = tuple([(_share(e.subject), _share(e.relation), _share(e.object),
+                        _share(e.memory_id)) for e in v])
+        elif kind == _K_FRONT:
             v = _pack_front(dict(v), m)
-        elif name == "extra":
-            v = tuple(v)  # its keys; the values are the frontmatter's
-        elif name == "key_lines":
-            v = dict(v)
+        elif kind == _K_EXTRA:
+            v = tuple([_share(k) for k in v])  # its keys; the values are the frontmatter's
+        else:  # key_lines, as the (key, line) pairs `_shared_lines` looks its mapping up by
+            v = tuple([(_share(k), n) for k, n in v.items()])
         out.append(v)
     return tuple(out)
+
+
+_K_PLAIN, _K_STRS, _K_DATE, _K_ROLE, _K_REL, _K_EDGES, _K_FRONT, _K_EXTRA, _K_LINES = range(9)
+_STRS = frozenset({"recall_when", "tags", "keywords", "supersedes"})
+_SPECIAL = {"role": _K_ROLE, "related_via": _K_REL, "edges": _K_EDGES,
+            "frontmatter": _K_FRONT, "extra": _K_EXTRA, "key_lines": _K_LINES}
+_PACK_KINDS = tuple(
+    (name, _K_DATE if name in _DATES else _K_STRS if name in _STRS
+     else _SPECIAL.get(name, _K_PLAIN))
+    for name in _MEMORY_FIELDS
+)
 
 
 _IDX = {name: i for i, name in enumerate(_MEMORY_FIELDS)}
@@ -263,15 +295,15 @@ _LINES: dict[tuple[tuple[str, int], ...], MappingProxyType[str, int]] = {}
 _LINES_MAX = 50_000
 
 
-def _shared_lines(lines: dict[str, int]) -> MappingProxyType[str, int]:
+def _shared_lines(pairs: tuple[tuple[str, int], ...]) -> MappingProxyType[str, int]:
     """One read-only `key_lines` mapping per distinct layout: files written from the same
-    template share it (1.3k layouts for 10k synthetic memories)."""
-    key = tuple(lines.items())
-    proxy = _LINES.get(key)
+    template share it (1.3k layouts for 10k synthetic memories). The record holds the
+    (key, line) pairs themselves (codec 6), the lookup key: no dict, no items tuple."""
+    proxy = _LINES.get(pairs)
     if proxy is None:
         if len(_LINES) >= _LINES_MAX:
             _LINES.clear()
-        proxy = _LINES[key] = MappingProxyType(lines)
+        proxy = _LINES[pairs] = MappingProxyType(dict(pairs))
     return proxy
 
 
@@ -325,7 +357,7 @@ def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
     YAML gave nested dates and the like."""
     memory, problems = record
     packed = (
-        _share(_pack_memory(memory)) if memory is not None else None,
+        _pack_memory(memory) if memory is not None else None,
         tuple((p.path, p.line, p.reason, p.severity) for p in problems),
     )
     return marshal.dumps(packed)

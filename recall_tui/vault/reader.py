@@ -201,14 +201,16 @@ def _cached_records(
 
 
 _GONE = object()
+_NO_SPLIT = ["", ""]  # a path's parts that match no digest or transcript folder
 
 
 def _is_memory_file(rel: str) -> bool:
     """Whether `read_vault` routes the file at `rel` to the memory reader."""
-    parts = rel.split("/")
-    if parts[0] in (DIGESTS_DIR, SESSIONS_DIR) and len(parts) > 1:
-        return False
-    return rel.endswith(".md")
+    return rel.endswith(".md") and not rel.startswith(_NOT_MEMORY_DIRS)
+
+
+#: Files below these folders are digests and transcripts, never memories (no split per file).
+_NOT_MEMORY_DIRS = (DIGESTS_DIR + "/", SESSIONS_DIR + "/")
 
 
 def _build_memory(
@@ -379,7 +381,8 @@ def _read_vault(
     for n, f in enumerate(files):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
-        parts = f.rel.split("/")
+        # (a memory file, the common case, goes to the last branch without splitting its path)
+        parts = _NO_SPLIT if _is_memory_file(f.rel) else f.rel.split("/")
         if parts[0] == DIGESTS_DIR and len(parts) > 1:
             if len(parts) == 3 and parts[1] in DIGEST_PERIODS and parts[2].endswith(".md"):
                 digests.extend(_read_digest(f, parts[1], problems))
