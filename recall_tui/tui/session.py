@@ -159,6 +159,12 @@ class SessionTools:
           memories, paid by the third keystroke before (the vector stage skips shorter
           queries). The index's lock makes a recall that arrives meanwhile wait for this
           load rather than make it twice.
+        - Then one recall that is not shown (the agent's warm-up query, as the service's
+          `RecallCore.warm_up`): it builds what the first recall of the engine builds lazily,
+          above all the floor's calibration (the vault's term statistics and the off-topic
+          probes' best evidence over every memory: 1-4 s of CPU at 10k memories, which the
+          first keystroke paid and which made the 95th percentile of keystroke to paint
+          ten times the median).
         - Then, for a large vault, the objects made so far (the vault, the index's
           structures) are moved out of the garbage collector's reach (`gc.freeze`): a full
           collection walked them all, 100-300 ms at 10k memories, stopping the UI and the
@@ -167,6 +173,8 @@ class SessionTools:
         Failures are left for the recall to report (it says why the vector channel did not
         run).
         """
+        from recall_tui.agent.core import WARM_UP_QUERY
+
         engine = self.app.engine
         index = getattr(engine, "index", None)
         if index is None:
@@ -175,6 +183,7 @@ class SessionTools:
         try:
             vec = index.embed_query("warm up")
             index.vector_search(vec, 1)
+            engine.recall(WARM_UP_QUERY, k=1)
         except Exception:  # the first recall reports an unusable embedder with its reason
             return
         finally:
