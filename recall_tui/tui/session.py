@@ -183,7 +183,9 @@ class SessionTools:
         try:
             vec = index.embed_query("warm up")
             index.vector_search(vec, 1)
-            if engine.config.floor.calibrated:
+            # (not while a progressive open still embeds: the calibration is made again
+            # from the vectors when they arrive)
+            if engine.config.floor.calibrated and not self.app.opening.vectors_pending:
                 calibration.probe_bests(engine)
         except Exception:  # the first recall reports an unusable embedder with its reason
             return
