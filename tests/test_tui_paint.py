@@ -361,3 +361,47 @@ async def test_in_place_updates_repaint_every_changed_row(engine):
         app.recalls.apply(first)
         await wait_until(pilot, lambda: shows_hits(app, first) and shows_ms(first),
                          "the first numbers painted again")
+
+
+async def test_hits_to_none_and_back_lay_nothing_out_and_warm_up_calibrates(engine):
+    """A prefix the floor abstains on (no hits) between two that keep: the hits and stages
+    boxes change their content's size, not their own, so they ask for no screen layout (each
+    used to lay the whole screen out); the screen still shows each answer. The warm-up built
+    the floor's calibration, which the first keystroke used to pay for."""
+    from dataclasses import replace
+
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    engine._derived.pop("probe_bests", None)  # shared engine: make the warm-up build it
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and app.session.warm_ms
+                         is not None, "the engine to open and warm up")
+        assert "probe_bests" in engine._derived
+        field = app.main().query_one("#query")
+        field.focus()
+        field.insert_text_at_cursor("postgres upgrade")
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and len(app.trace.hits) >= 3, "the recall")
+        first = app.trace
+        results, wf = app.main().query_one(ResultsTable), app.main().query_one(Waterfall)
+        layouts: list[str] = []
+        for box in (results, wf):
+            inner = box.refresh
+
+            def refresh(*a: Any, layout: bool = False, _inner: Any = inner, _box: Any = box,
+                        **kw: Any) -> Any:
+                if layout:
+                    layouts.append(type(_box).__name__)
+                return _inner(*a, layout=layout, **kw)
+
+            box.refresh = refresh  # type: ignore[method-assign]  # counts the layouts asked
+        none = replace(first, hits=())
+        for trace in (none, first, none, first):
+            app.recalls.apply(trace)
+            await wait_until(pilot, lambda t=trace: results.row_count == len(t.hits)
+                             and (not t.hits or shows_hits(app, t)), "the answer painted")
+            await pilot.pause()  # the tables' idle measuring
+        assert results.virtual_size.height > 1  # its content did change size meanwhile
+        assert layouts == []

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from recall_tui.engine.trace import Hit, StageRecord
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import VimTable, VimTree
+from recall_tui.tui.widgets.vim import SteadyBox, VimTable, VimTree
 from recall_tui.vault.model import Vault
 
 
@@ -30,7 +30,7 @@ def _num(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-class ExplanationTree(VimTree):
+class ExplanationTree(SteadyBox, VimTree):
     """The full story of one hit's score: channels, RRF, terms, hop, boosts, rerank, MMR."""
 
     _building = False
@@ -148,7 +148,7 @@ class ExplanationTree(VimTree):
         self.root.expand()
 
 
-class StageDetail(VimTable):
+class StageDetail(SteadyBox, VimTable):
     """One stage's candidates (id, title, raw score, rank, note) and what it dropped."""
 
     FLEX = ("id", "note", "title")

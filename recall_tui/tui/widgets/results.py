@@ -22,7 +22,7 @@ from textual.message import Message
 
 from recall_tui.engine.trace import Hit, Trace
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.vim import SteadyBox, VimTable
 from recall_tui.vault.model import Vault
 
 STALENESS_STYLE = {"fresh": "green", "aging": "yellow", "stale": "dark_orange", "expired": "red"}
@@ -119,7 +119,7 @@ def rank_change(hit: Hit, previous: Trace | None) -> Text:
     return Text("=", style="dim")
 
 
-class ResultsTable(VimTable):
+class ResultsTable(SteadyBox, VimTable):
     """Renders a Trace's hits; highlighting a row posts `HitChosen`, enter posts `HitOpened`."""
 
     @dataclass
@@ -212,7 +212,6 @@ class ResultsTable(VimTable):
         is still a hit; a cursor on the top row stays on the top row."""
         self._shown = (trace, previous, verbosity, vault)
         current = self.current_id() if self.cursor_row > 0 else None
-        self.set_subtitle(None)
         with_mmr = trace is not None and any(h.explain.mmr is not None for h in trace.hits)
         with_date = trace is not None and asks_when(trace.query)
         stale_on = trace is None or staleness_applied(trace)
@@ -222,11 +221,13 @@ class ResultsTable(VimTable):
         if ((verbosity, with_mmr, dropped, with_date, stale_on) !=
                 (self.verbosity, self.with_mmr, self.dropped, self.with_date, self.stale_on)):
             self._columns(verbosity, with_mmr, dropped, with_date, stale_on)
+        # the bottom line is set once, to its final text: setting it twice (cleared, then the
+        # legend) repainted the whole box on every keystroke
+        self.set_subtitle(None if trace is None else injection_legend(trace))
         if trace is None:
             if self.row_count:
                 self.clear()
             return
-        self.set_subtitle(injection_legend(trace))
         decided = floor_decision(trace)
         title = f"hits · {decided}" if decided and trace.hits else "hits"
         if self.border_title != title:

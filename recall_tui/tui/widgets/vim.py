@@ -14,6 +14,8 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import DataTable, Tree
 from textual.widgets.data_table import CellDoesNotExist, CellKey, RowKey
@@ -83,6 +85,33 @@ def _next_match(texts: list[str], needle: str, current: int, step: int) -> int |
 
 #: A flexible column is never made narrower than this (it scrolls sideways instead).
 FLEX_MIN = 8
+
+
+class SteadyBox:
+    """A scrolling list whose box the CSS sizes (`1fr`, a number of cells), not its content.
+
+    Textual's `virtual_size` (the content's size: rows, the widest line) asks for a layout of
+    the whole screen whenever it changes, though all it changes for such a box is its
+    scrollbars. A recall that takes the hits from five rows to none and back (the floor
+    abstains on one prefix, keeps on the next) paid a screen layout and the repaint of every
+    region it touched on each keystroke. Here a new virtual size updates the scrollbars only;
+    a scrollbar that comes or goes still asks for the layout itself (the box's inside
+    changes). A box sized by its content (`auto`) lays the screen out as before.
+
+    Used by the recall view's boxes, which every keystroke redraws (the stages, the hits, the
+    explanation, the pinned ids, the stage detail); the panes' lists lay out as Textual does
+    (a tab strip placed before its first layout relies on it)."""
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def watch_virtual_size(self) -> None:
+        widget: Any = self
+        styles = widget.styles
+        if (not widget.is_mounted or not widget.container_size
+                or any(s is not None and s.is_auto for s in (styles.width, styles.height))):
+            widget.refresh(layout=True)
+        else:
+            widget._scroll_update(widget.virtual_size)
 
 
 class VimTable(DataTable):

@@ -14,7 +14,7 @@ from textual.message import Message
 
 from recall_tui.engine.trace import STAGE_ORDER, StageRecord, Trace
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.vim import SteadyBox, VimTable
 
 BAR_WIDTH = 10
 
@@ -36,7 +36,7 @@ def ordered_stages(trace: Trace) -> list[StageRecord]:
     return out
 
 
-class Waterfall(VimTable):
+class Waterfall(SteadyBox, VimTable):
     """Renders a Trace's stages; highlighting or selecting a row posts `StageChosen`."""
 
     FLEX = ("note",)

@@ -6,7 +6,7 @@ from rich.text import Text
 
 from recall_tui.engine.trace import Trace, WhyNot
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.vim import SteadyBox, VimTable
 from recall_tui.vault.model import Vault
 
 
@@ -41,7 +41,7 @@ def why_lines(w: WhyNot) -> Text:
     return t
 
 
-class PinnedTable(VimTable):
+class PinnedTable(SteadyBox, VimTable):
     """One row per pinned memory: its title and the current trace's WhyNot for it."""
 
     FLEX = ("answer", "title")
