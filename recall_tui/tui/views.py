@@ -232,10 +232,10 @@ async def _gate(pilot: Pilot) -> None:
     await type_query(pilot, AGENT_PROMPT)
     app.screen.query_one("#results").focus()
     await pilot.press("t")
-    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
-                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
+    await _until(pilot, lambda: app.tuning.pane() is not None  # type: ignore[attr-defined]
+                 and app.tuning.pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
     await wait_until_idle(pilot)
-    app.tuning_pane().knobs.edit_knob("boosts.recency.enabled", "true")  # type: ignore[attr-defined]
+    app.tuning.pane().knobs.edit_knob("boosts.recency.enabled", "true")  # type: ignore[attr-defined]
     await wait_until_idle(pilot)
     await pilot.press("S")
     await _until(pilot, lambda: app.screen.query("#preset-gate"), "the save dialog")
