@@ -472,7 +472,7 @@ class RecallApp(App[None]):
         self.tuning.save_preset()
 
     def action_judge(self) -> None:
-        if self.agent.ready_to_judge():  # on the Agent pane, its side by side is ready
+        if self.agent.ready_to_judge():  # False (said) when the Agent pane has nothing to judge
             self.tuning.judge()
 
     def action_edit_recall_when(self) -> None:
