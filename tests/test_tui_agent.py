@@ -217,9 +217,9 @@ async def test_saving_a_preset_makes_it_the_agents_and_the_status_says_so(vault_
         assert "agent uses" not in status_text(app)  # no active.json: default, as on screen
         app.main().query_one("#results").focus()
         await pilot.press("t")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None
-                         and app.tuning_pane().config is not None, "the tuning pane")
-        assert app.tuning_pane().knobs.edit_knob("k", "7")
+        await wait_until(pilot, lambda: app.tuning.pane() is not None
+                         and app.tuning.pane().config is not None, "the tuning pane")
+        assert app.tuning.pane().knobs.edit_knob("k", "7")
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, SavePresetScreen),
                          "the save dialog")

@@ -234,7 +234,7 @@ async def test_7_delta_survives_the_rerun_after_a_recall_when_save(vault_copy):
         await settle(pilot, app)
         rank = app.trace.hit(target).rank
         assert rank < last, "the phrase should lift the memory (the test's premise)"
-        app.vault_changed(refresh(engine))  # what the watcher does when it sees the file
+        app.tuning.vault_changed(refresh(engine))  # what the watcher does when it sees the file
         await settle(pilot, app)
         row = ids(table).index(target)
         assert cell_text(table, row, "delta") == f"↑{last - rank}"

@@ -98,9 +98,9 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         # the knobs at 80x24: values whole, names readable, the doc whole (it wraps)
         app.main().query_one("#results").focus()
         await pilot.press("t")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None
-                         and app.tuning_pane().config is not None, "the tuning pane")
-        pane = app.tuning_pane()
+        await wait_until(pilot, lambda: app.tuning.pane() is not None
+                         and app.tuning.pane().config is not None, "the tuning pane")
+        pane = app.tuning.pane()
         table = pane.query_one("#knob-table")
         await wait_until(pilot, lambda: table.row_count > 3 and table.size.width, "the knobs")
         await wait_until(pilot, lambda: strip_fits(app), "the strip to refit for pane 9")

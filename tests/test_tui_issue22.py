@@ -44,9 +44,9 @@ def preset_options(app: RecallApp) -> list[str]:
 async def open_knobs(pilot, app: RecallApp):
     app.main().query_one("#results").focus()
     await pilot.press("t")
-    await wait_until(pilot, lambda: app.tuning_pane() is not None
-                     and app.tuning_pane().config is not None, "the tuning pane")
-    return app.tuning_pane()
+    await wait_until(pilot, lambda: app.tuning.pane() is not None
+                     and app.tuning.pane().config is not None, "the tuning pane")
+    return app.tuning.pane()
 
 
 # --- the crash ---------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ async def test_a_stray_tune_key_asks_first(engine):
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
-        pane = app.tuning_pane()
+        pane = app.tuning.pane()
         assert pane is not None and not pane.tune.busy and pane.tune.state != "running"
 
 
@@ -259,9 +259,9 @@ async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("M")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None
-                         and app.tuning_pane().config is not None, "the golden tab")
-        pane = app.tuning_pane()
+        await wait_until(pilot, lambda: app.tuning.pane() is not None
+                         and app.tuning.pane().config is not None, "the golden tab")
+        pane = app.tuning.pane()
         path = pane.query_one("#golden-file", Input)
         path.focus()
         path.value = str(qfile)
@@ -396,7 +396,7 @@ async def test_knob_values_show_on_small_terminals(engine, size):
     async with app.run_test(size=size) as pilot:
         await settle(pilot, app)
         await open_knobs(pilot, app)
-        table = app.tuning_pane().query_one("#knob-table")
+        table = app.tuning.pane().query_one("#knob-table")
         await wait_until(pilot, lambda: table.row_count > 3 and table.size.width, "the knobs")
         await pilot.pause()
         await pilot.pause()

@@ -107,9 +107,9 @@ async def test_judging_a_sampled_set_then_saving_through_the_gate(vault_copy, en
         # S with "make it the agent's": the gate against the active preset runs first
         app.main().query_one("#results").focus()
         await pilot.press("t")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None
-                         and app.tuning_pane().config is not None, "the tuning pane")
-        pane = app.tuning_pane()
+        await wait_until(pilot, lambda: app.tuning.pane() is not None
+                         and app.tuning.pane().config is not None, "the tuning pane")
+        pane = app.tuning.pane()
         for knob, value in ALL_OFF.items():  # a planted regression: no channel finds anything
             assert pane.knobs.edit_knob(knob, value), knob
 

@@ -75,7 +75,7 @@ async def test_recall_when_preview_names_the_queries_that_got_worse(vault_copy):
         await query(pilot, app, QUERY)
         app.main().query_one("#results").focus()  # E is a key of the lists, not of the bar
         await pilot.press("t")  # the tuning pane holds the golden set the preview scores
-        await wait_until(pilot, lambda: len(app.tuning_pane().golden.queries) == 2,
+        await wait_until(pilot, lambda: len(app.tuning.pane().golden.queries) == 2,
                          "the golden set read by the tuning pane")
         app.set_current(other)
         app.follow_results = False
@@ -218,8 +218,8 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
         await query(pilot, app, QUERY)
         app.main().query_one("#results").focus()
         await pilot.press("D")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
-        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: app.tuning.pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning.pane()
         await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "tuned runs")
         k = pane.config.k  # the side by side runs both sides at the knobs' k
 
@@ -285,8 +285,8 @@ async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
         await query(pilot, app, QUERY)
         app.main().query_one("#results").focus()
         await pilot.press("M")
-        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
-        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: app.tuning.pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning.pane()
         await wait_until(pilot, lambda: pane.golden.current is not None and not pane.golden.busy,
                          "the vault's golden set scored")
         assert len(pane.golden.queries) > 2, "precondition: the vault's own set is bigger"

@@ -295,10 +295,14 @@ async def test_judge_writes_to_the_queries_file_on_screen(planted, tmp_path):
         await settle(pilot, app)
         app.main().query_one("#results").focus()
         await pilot.press("M")
-        await wait_until(pilot, lambda: app.main().query(TuningPane), "the tuning pane")
+        await wait_until(pilot, lambda: app.main().query(TuningPane)
+                         and app.main().query_one(TuningPane).tab_shown("tune-golden"),
+                         "the golden tab")
+        await pilot.pause()  # the tab's own focus (its list, after a refresh) is given first
         pane = app.main().query_one(TuningPane)
         field = pane.query_one("#golden-file", Input)
         field.focus()
+        await wait_until(pilot, lambda: app.focused is field, "the file field focused")
         field.value = str(other)
         await pilot.press("enter")
         await wait_until(pilot, lambda: pane.golden.path == other and not pane.golden.busy,

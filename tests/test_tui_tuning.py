@@ -254,9 +254,9 @@ async def test_recall_when_preview_save_and_conflict(vault_copy):
 async def test_watcher_picks_up_an_outside_edit(vault_copy):
     eng = open_engine(vault_copy, preset="default", embedder="local")
     app = new_app(eng)
-    app.watch_vault = True
+    app.tuning.watch_vault = True
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.watcher is not None and app.watcher.running,
+        await until(pilot, lambda: app.tuning.watcher is not None and app.tuning.watcher.running,
                     what="watcher start")
         field = app.main().query_one("#query", Input)
         field.focus()
@@ -273,7 +273,7 @@ async def test_watcher_picks_up_an_outside_edit(vault_copy):
         # the refresh updates the tuning pane only if it was built: it must not mount the
         # hidden pane (it did, and a refresh arriving while the app closed crashed the exit)
         assert not app.main().query("TuningPane")
-        watcher = app.watcher
+        watcher = app.tuning.watcher
     assert not watcher.running  # stopped with the app
 
 

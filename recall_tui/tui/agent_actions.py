@@ -10,7 +10,7 @@ a setting, a pin, a change in the vault); the status line is led by `AGENT RECAL
 while it is the one shown.
 
 `AgentFeed` is a controller the app owns (`app.agent`): its state is the recall opened and the
-active configuration as last read. The app's `_selected_hit` and `action_judge` ask it first
+active configuration as last read. The app's `selected_hit` and `action_judge` ask it first
 (the Agent pane judges what it highlights); the Agent pane's own keys are declared on
 `AgentPane`.
 """
@@ -156,7 +156,7 @@ class AgentFeed:
 
         app = self.app
         preset = app.request.preset
-        pane = app.tuning_pane() if app.main() is not None else None
+        pane = app.tuning.pane() if app.main() is not None else None
         base = app.recalls.engine_for(preset).config
         if pane is not None and pane.config is not None and pane.base_name == preset:
             changed = changed_knobs(pane.base, pane.config) if pane.base is not None else []

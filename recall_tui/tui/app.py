@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Checkbox, ContentSwitcher, Static
 
+from recall_tui.engine import Engine
 from recall_tui.engine.trace import Trace
 from recall_tui.tui import memory_actions
 from recall_tui.tui.agent_actions import AgentFeed
@@ -45,7 +46,7 @@ from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.session import SessionTools
 from recall_tui.tui.settings import Settings
 from recall_tui.tui.state import UIState
-from recall_tui.tui.tuning_actions import TuningActions
+from recall_tui.tui.tuning_control import TuningController
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
 from recall_tui.tui.widgets.query_bar import QueryBar, QueryField, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
@@ -54,14 +55,19 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 from recall_tui.vault.model import Vault
 
 
-class RecallApp(TuningActions, App[None]):
+class RecallApp(App[None]):
     """recall-tui's terminal UI. Build it with `make_app` (tests use the same factory).
 
     It owns the state the panes draw (`ui_state`) and its controllers, each with its own
-    state: `opening` (the vault's progressive open), `agent` (the agent's recalls and active
-    configuration), `session` (recording, bug reports, the warm-up). The memory actions are
-    functions of `memory_actions` its thin methods call."""
+    state: `recalls` (the recall scheduler and the vault's engines), `opening` (the vault's
+    progressive open), `agent` (the agent's recalls and active configuration), `session`
+    (recording, bug reports, the warm-up), `tuning` (the Tuning pane, judging, the editors,
+    the vault watcher). The memory actions are functions of `memory_actions` its thin
+    methods call."""
 
+    replaying: ClassVar[bool] = False
+    """True in `ReplayApp` (recorded traces, no engine): the views word their hints for it and
+    no watcher starts."""
     CSS_PATH = "app.tcss"
     TITLE = "recall-tui"
     COMMANDS = App.COMMANDS | {RecallCommands}
@@ -113,8 +119,8 @@ class RecallApp(TuningActions, App[None]):
 
     def __init__(self, vault_path: str | Path, *, settings: Settings | None = None,
                  preset: str | None = None, now: datetime | None = None,
-                 embedder: Any = None, query: str = "", stable_timings: bool = False,
-                 presets: list[str] | None = None, engine: Any = None) -> None:
+                 embedder: str | None = None, query: str = "", stable_timings: bool = False,
+                 presets: list[str] | None = None, engine: Engine | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
         self.vault_path = Path(vault_path)
@@ -125,7 +131,9 @@ class RecallApp(TuningActions, App[None]):
                                      verbosity=self.settings.verbosity)
         self.presets = presets or [self.request.preset]
         self._given_engine = engine
-        self.engine: Any = None
+        self.engine: Engine | None = None
+        """The engine of the request's preset once the vault is open (`recalls.engine_for`
+        gives the others)."""
         self.vault: Vault | None = None
         self.trace: Trace | None = None
         self.previous: Trace | None = None
@@ -147,6 +155,7 @@ class RecallApp(TuningActions, App[None]):
         self.opening = VaultOpener(self)
         self.agent = AgentFeed(self)
         self.session = SessionTools(self)
+        self.tuning = TuningController(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -176,6 +185,9 @@ class RecallApp(TuningActions, App[None]):
 
     def on_vectors_ready(self, message: VectorsReady) -> None:
         self.opening.vectors_ready(message)
+
+    def on_unmount(self) -> None:
+        self.tuning.stop_watching()  # the watch thread ends with the app
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.request, self.presets, self.stable_timings)
@@ -251,7 +263,8 @@ class RecallApp(TuningActions, App[None]):
     # --- state -> views ------------------------------------------------------------------------
 
     def ui_state(self) -> UIState:
-        engine, index = self.engine, getattr(self.engine, "index", None)
+        engine = self.engine
+        index = engine.index if engine is not None else None
         return UIState(
             vault=self.vault, trace=self.trace, current_id=self.current_id, pinned=self.pinned,
             timings=self.timings, stable_timings=self.stable_timings,
@@ -444,6 +457,38 @@ class RecallApp(TuningActions, App[None]):
     def action_bug_report(self) -> None:
         self.session.bug_report()
 
+    # --- tuning, judging, the editors (`TuningController`) ------------------------------------
+
+    def action_tuning(self, tab: str = "tune-knobs") -> None:
+        self.tuning.show(tab)
+
+    def action_tune(self) -> None:
+        self.tuning.tune()
+
+    def action_reset_knobs(self) -> None:
+        self.tuning.reset_knobs()
+
+    def action_save_preset(self) -> None:
+        self.tuning.save_preset()
+
+    def action_judge(self) -> None:
+        if self.agent.ready_to_judge():  # False (said) when the Agent pane has nothing to judge
+            self.tuning.judge()
+
+    def action_edit_recall_when(self) -> None:
+        self.tuning.edit_recall_when()
+
+    def action_open_editor(self) -> None:
+        self.tuning.open_editor()
+
+    def selected_hit(self) -> str | None:
+        """The hit the user sees highlighted, what `J`, `E` and `e` act on: on the Agent pane
+        the id under its side-by-side cursor, else `TuningController.hit_on_screen`."""
+        pane = self.agent.pane_shown()
+        if pane is not None:
+            return pane.selected_hit()
+        return self.tuning.hit_on_screen()
+
     # --- memories: pins, copies, opening (`memory_actions`) -----------------------------------
 
     def pin(self, memory_id: str) -> None:
@@ -475,17 +520,6 @@ class RecallApp(TuningActions, App[None]):
 
     # --- the agent's recalls (`AgentFeed`) ----------------------------------------------------
 
-    def _selected_hit(self) -> str | None:
-        """On the Agent pane, the id under the cursor of its side-by-side view."""
-        pane = self.agent.pane_shown()
-        if pane is not None:
-            return pane.selected_hit()
-        return super()._selected_hit()
-
-    def action_judge(self) -> None:
-        if self.agent.ready_to_judge():
-            super().action_judge()
-
     def action_judge_agent_recall(self) -> None:
         self.agent.judge_recall()
 
@@ -499,8 +533,9 @@ def _ranking(trace: Trace) -> tuple[str, ...]:
 
 
 def make_app(vault_path: str | Path, *, settings: Settings | None = None,
-             preset: str | None = None, now: datetime | None = None, embedder: Any = None,
-             query: str = "", stable_timings: bool = False, engine: Any = None) -> RecallApp:
+             preset: str | None = None, now: datetime | None = None, embedder: str | None = None,
+             query: str = "", stable_timings: bool = False,
+             engine: Engine | None = None) -> RecallApp:
     """Build the app with the presets the vault can see. Tests and screenshots use this too;
     they pass an already open `engine` (the real one) so one index serves many app runs."""
     from recall_tui.engine.config import list_presets

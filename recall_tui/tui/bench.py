@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from textual import events
 
@@ -79,7 +79,9 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
         for mode in modes:
             log(f"typing {len(text)} keys, {mode} ...")
             clocked = _ClockedEngine(engine)
-            app = make_app(vault.root, settings=Settings(), engine=clocked, preset=preset)
+            # the clocked stand-in has the engine's whole surface (it forwards every attribute)
+            app = make_app(vault.root, settings=Settings(), engine=cast(Engine, clocked),
+                           preset=preset)
             engine.clear_cache()  # every pass runs every recall (no cache hits)
             if mode == "paced":
                 latencies, engine_ms, phases = asyncio.run(_type_and_time(app, typed, clocked))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.widgets import Input
@@ -24,6 +24,7 @@ from recall_tui.tui.widgets.whynot import PinnedTable
 
 if TYPE_CHECKING:
     from recall_tui.tui.app import RecallApp
+    from recall_tui.tui.screens.main import MainScreen
 
 
 def pin(app: RecallApp, memory_id: str) -> None:
@@ -99,7 +100,7 @@ def palette_commands(app: RecallApp) -> list[PaletteCommand]:
     for b in all_bindings(app.settings.keymap):
         if b.where in ("help", "pin dialog") or b.id == "app.palette":
             continue
-        target: Any = app if b.where == "global" else main
+        target: RecallApp | MainScreen | None = app if b.where == "global" else main
         if b.where in ("global", "main screen") and target is not None:
             action = next(x.action for x in type(target).BINDINGS
                           if isinstance(x, Binding) and x.id == b.id)
@@ -146,6 +147,6 @@ def open_memory(app: RecallApp, memory_id: str, *, follow_results: bool = False)
         main.focus_main_later("memory", None)
 
 
-def _runner(target: Any, action: str) -> Callable[[], object]:
+def _runner(target: RecallApp | MainScreen, action: str) -> Callable[[], object]:
     """A callable running `action` (as written in a Binding) on `target`."""
     return lambda: target.run_action(action)

@@ -7,10 +7,10 @@ elapsed wall time is carried for the status line and the tests.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
+from recall_tui.engine import Engine
 from recall_tui.engine.trace import Trace
 from recall_tui.vault.model import Vault
 
@@ -19,8 +19,8 @@ from recall_tui.vault.model import Vault
 class EngineReady(Message):
     """The vault was read and the engine (with its index) is open."""
 
-    engine: Any
-    """The `recall_tui.engine.Engine`."""
+    engine: Engine
+    """The engine of the request's preset, open."""
     vault: Vault
     elapsed_ms: float
     vectors_pending: bool = False

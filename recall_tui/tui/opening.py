@@ -8,8 +8,9 @@ controller the app owns for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from recall_tui.engine import Engine
 from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.opening import OpenStatus
 from recall_tui.tui.messages import EngineFailed, EngineReady, VectorsReady
@@ -47,7 +48,7 @@ class VaultOpener:
             app.run_worker(self._hand_over_given_engine, thread=True, exclusive=True,
                            group="engine")
             return
-        handed: list[Any] = []
+        handed: list[Engine] = []
         shown: list[tuple[str, int, int]] = []
 
         def on_status(st: OpenStatus) -> None:  # on the opening's own thread
@@ -82,7 +83,8 @@ class VaultOpener:
         """An engine given to `make_app`: handed over from a worker, as the message arrives
         after the first layout (the snapshots depend on that order)."""
         engine = self.app._given_engine
-        self.app.post_message(EngineReady(engine, engine.vault, 0.0))
+        if engine is not None:  # `start` runs this only then
+            self.app.post_message(EngineReady(engine, engine.vault, 0.0))
 
     def show_progress(self, text: str, done: int = 0, total: int = 0) -> None:
         """Opening progress: a phase, or `embed` with counts (drawn as a bar)."""
@@ -132,7 +134,7 @@ class VaultOpener:
         app.launch_recall()
         app.session.warm_up()
         if not message.vectors_pending:
-            app.start_watching()
+            app.tuning.start_watching()
 
     def vectors_ready(self, message: VectorsReady) -> None:
         """The vectors arrived (the app's `VectorsReady` handler): every preset's engine
@@ -141,7 +143,7 @@ class VaultOpener:
         app = self.app
         self.vectors_pending = False
         self.progress = None
-        if app.recalls.engines is not None:
+        if app.recalls.engines is not None and app.engine is not None:
             app.recalls.engines.set_vault(app.engine.vault)
             app.recalls.engines.vectors_changed()
         if message.error:
@@ -155,7 +157,7 @@ class VaultOpener:
         self._note_in_memory_index()
         self.hits_box_note()
         app.launch_recall()
-        app.start_watching()
+        app.tuning.start_watching()
 
     def _note_in_memory_index(self) -> None:
         """Once per app: say that the index lives in memory for this run (its file could not

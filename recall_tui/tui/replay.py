@@ -209,7 +209,7 @@ class ReplayApp(RecallApp):
     def get_default_screen(self) -> ReplayScreen:
         return ReplayScreen(self.request, self.presets, self.stable_timings)
 
-    def open_vault(self) -> None:  # type: ignore[override]
+    def open_vault(self) -> None:
         """Nothing to open: the traces are the data (the vault, if here, was read already)."""
 
     @property

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_tui.engine.trace import Trace
 from recall_tui.vault.model import Vault
+
+if TYPE_CHECKING:
+    from recall_tui.index.stats import RecallStats
 
 
 @dataclass(frozen=True)
@@ -32,5 +35,5 @@ class UIState:
     """Hide live ms values (snapshots, screenshots) so images are reproducible."""
     load_memory: Callable[[str], dict[str, Any] | None]
     """The engine's `load_memory(id, "full")` (None when the engine is not open yet)."""
-    recall_stats: Callable[[str], Any]
+    recall_stats: Callable[[str], RecallStats | None]
     """The index's `recall_stats(id)` (None when no index is open)."""

@@ -233,10 +233,10 @@ async def _recency_on(pilot: Pilot, key: str) -> Any:
     await type_query(pilot, AGENT_PROMPT)
     app.screen.query_one("#results").focus()
     await pilot.press(key)
-    await _until(pilot, lambda: app.tuning_pane() is not None  # type: ignore[attr-defined]
-                 and app.tuning_pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
+    await _until(pilot, lambda: app.tuning.pane() is not None  # type: ignore[attr-defined]
+                 and app.tuning.pane().config is not None, "the tuning pane")  # type: ignore[attr-defined]
     await wait_until_idle(pilot)
-    pane = app.tuning_pane()  # type: ignore[attr-defined]
+    pane = app.tuning.pane()  # type: ignore[attr-defined]
     pane.knobs.edit_knob("boosts.recency.enabled", "true")
     await wait_until_idle(pilot)
     return pane

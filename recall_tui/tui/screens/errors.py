@@ -331,7 +331,7 @@ def open_errors(app: Any) -> None:
         app.notify("the error analysis needs the live engine: wait for the vault to open "
                    "(a replay has none)", severity="warning", markup=False)
         return
-    pane = app.tuning_pane()
+    pane = app.tuning.pane()
     queries = (pane.queries_file() if pane is not None
                else default_queries_file(Path(app.engine.vault.root)))
     baseline = app.request.preset

@@ -148,7 +148,7 @@ class JudgeRecallScreen(ModalScreen[None]):
     # --- the file ----------------------------------------------------------------------------
 
     def _source(self) -> Path:
-        return self.app._judged_source(self.path)  # type: ignore[attr-defined,no-any-return]
+        return cast("RecallApp", self.app).tuning.judged_source(self.path)
 
     def read(self) -> None:
         """(Re-)read the query's judgements and the file's hash, then redraw."""
@@ -184,7 +184,7 @@ class JudgeRecallScreen(ModalScreen[None]):
                 "judged_at": datetime.now(timezone.utc).isoformat(timespec="seconds")
                 .replace("+00:00", "Z")}
         try:
-            app._seed_judged(self.path)
+            app.tuning.seed_judged(self.path)
             judge_query(self.path, self.query_text, grades, expected_hash=self.expected,
                         off_topic=off_topic, meta=meta, log_id=self.rec.id)
         except EditConflict as exc:
