@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
-from recall_tui.tui.panes.tuning.golden import JUDGED
 from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import (
     REMOVE,
@@ -29,6 +28,7 @@ from recall_tui.tui.screens.edit import (
     heldout_verdict,
 )
 from recall_tui.tui.screens.gate import GateScreen, GateSetup, gate_setup
+from recall_tui.tuning.golden import JUDGED
 
 if TYPE_CHECKING:
     from recall_tui.index.watch import ChangeSummary, VaultWatcher

@@ -32,9 +32,8 @@ from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.vim import VimTable
 
 # Where the judged queries are: the tuning layer's one rule (`eval`, `tune`, `errors` and the
-# gate read the same file). Re-exported for the modules that still import them from here.
-from recall_tui.tuning.golden import JUDGED as JUDGED
-from recall_tui.tuning.golden import default_queries_file as default_queries_file
+# gate read the same file).
+from recall_tui.tuning.golden import default_queries_file
 
 if TYPE_CHECKING:
     from recall_tui.tui.panes.tuning.pane import TuningPane
