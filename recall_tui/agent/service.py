@@ -229,8 +229,7 @@ class RecallService:
             return
         if self._filler is not None and self._filler.is_alive():
             return
-        release = getattr(emb, "release", None)
-        if release is not None and release():
+        if emb.release():
             self.log(f"no request for {self.model_idle_s:g} s: model released "
                      "(loaded again by the next recall)")
 

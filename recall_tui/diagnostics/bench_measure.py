@@ -63,6 +63,10 @@ class StandinEmbedder:
             out[i] = v / np.linalg.norm(v)
         return out
 
+    def release(self) -> bool:
+        """Nothing is loaded."""
+        return False
+
 
 def make_bench_embedder(kind: str):
     """`standin` or `local` (the real MiniLM model)."""
