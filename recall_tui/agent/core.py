@@ -184,10 +184,6 @@ class RecallCore:
         if self.engines.watcher is None:
             self.engines.watch(lambda _summary: None)
 
-    def reload_if_changed(self) -> None:
-        """Without a watcher: pick up changed files before a recall (cheap stat walk)."""
-        self.engines.refresh()
-
     def close(self) -> None:
         self.engines.stop_watching()
         with self.lock:

@@ -146,7 +146,7 @@ class RecallService:
             if self.core is not core or self.server is None or self._stopping.is_set():
                 return  # replaced or stopped meanwhile
             if self.watch:
-                core.reload_if_changed()
+                core.engines.refresh()  # what changed while the vectors were made
                 core.watch()
 
     def _bind(self) -> _Server:

@@ -77,7 +77,7 @@ from recall_tui.index.schema import (
     write_txn,
 )
 from recall_tui.index.sharing import SharedFile
-from recall_tui.index.signature import BITS, from_bytes
+from recall_tui.index.signature import from_bytes
 from recall_tui.index.stats import MAX_RECALL_TIMES, RecallStats, RecallStatsStore
 from recall_tui.index.sync import IndexReport, IndexSync, summary
 from recall_tui.index.trigram_build import TrigramBuild
@@ -512,8 +512,6 @@ class Index:
                     for mid, blob in self.core.conn.execute("SELECT id, signature FROM signatures")
                 }
             return dict(self._signatures)
-
-    signature_bits = BITS
 
     def edges(self) -> list[tuple[str, str, str, str]]:
         """Every stored edge as (subject, relation, object, memory_id)."""
