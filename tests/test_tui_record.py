@@ -16,7 +16,7 @@ from recall_tui.index.embed import make_embedder
 from recall_tui.index.store import Index
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screens.dialogs import HelpScreen
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle

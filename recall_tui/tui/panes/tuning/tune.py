@@ -34,7 +34,7 @@ from recall_tui.engine.config import Config
 from recall_tui.tui.figures import change_figures
 from recall_tui.tui.panes.tuning.common import GOLDEN_K, _fig
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 if TYPE_CHECKING:
     from recall_tui.tui.panes.tuning.pane import TuningPane
