@@ -207,7 +207,7 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
 
 def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
     """`--hook`: whole-process wall time of a prompt hook, warm and in-process."""
-    from recall_tui.agent.bench import format_hook_bench, hook_bench
+    from recall_tui.agent.hook_timing import format_hook_bench, hook_bench
 
     root = vault or (Path("sample-vault") if Path("sample-vault").is_dir() else None)
     if root is None:
