@@ -132,7 +132,7 @@ async def test_help_shows_keys_as_typed(engine, vault_copy):
 def test_tui_keystroke_bench_times_every_key(vault_copy):
     """`bench --tui` on the sample vault: one sample per key, each at least the engine's time
     (the latency includes the recall it waited for)."""
-    from recall_tui.tui.bench import tui_keystroke_bench
+    from recall_tui.tui.paint_timing import tui_keystroke_bench
 
     r = tui_keystroke_bench(vault_copy, embedder="standin", queries=["pg up", "billing"],
                             keystrokes=7, modes=("paced",))

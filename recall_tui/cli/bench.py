@@ -168,7 +168,7 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
         load_queries,
         synth_vault,
     )
-    from recall_tui.tui.bench import tui_keystroke_bench
+    from recall_tui.tui.paint_timing import tui_keystroke_bench
 
     targets = ([(vault, None)] if vault is not None else
                [(synth_vault(n, Path(args.synth_dir) if args.synth_dir else None, log=log), n)
