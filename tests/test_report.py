@@ -213,7 +213,7 @@ def test_report_trace_with_future_version(written, tmp_path):
 
 
 def test_report_recording_and_bench_modules_are_headless():
-    code = ("import sys, recall_tui.diagnostics.report, recall_tui.diagnostics.recording, recall_tui.diagnostics.bench; "
+    code = ("import sys, recall_tui.diagnostics.report, recall_tui.diagnostics.recording, recall_tui.diagnostics.engine_bench; "
             "bad = [m for m in ('textual', 'rich') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

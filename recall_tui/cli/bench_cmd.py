@@ -83,7 +83,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.diagnostics.bench import format_table, run_bench
+    from recall_tui.diagnostics.engine_bench import format_table, run_bench
 
     vault = Path(args.vault) if args.vault else None
     if vault is not None and not is_folder_or_say("recall-tui bench", vault):
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
     if baseline is not None:
-        from recall_tui.diagnostics.bench_results import compare_baseline
+        from recall_tui.diagnostics.engine_bench_report import compare_baseline
 
         result["baseline"] = compare_baseline(result, baseline, args.baseline)
     safe_print(format_table(result, stages=args.stages))
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
     """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per pass, with the
     phases of a paced keystroke."""
-    from recall_tui.diagnostics.bench import (
+    from recall_tui.diagnostics.engine_bench import (
         default_queries,
         embedder_for,
         load_queries,
