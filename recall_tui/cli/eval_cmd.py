@@ -88,8 +88,8 @@ def _gate(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
-    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
+    from recall_tui.tuning import why_empty as empty_mod
 
     if args.gate is not None:
         return _gate(args)
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         safe_print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
-    from recall_tui.tuning.empty import why_empty
+    from recall_tui.tuning.why_empty import why_empty
 
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
@@ -237,8 +237,8 @@ def _render(args, golden, results, comparisons, now, qfile, empties) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, esc, lit
-    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
+    from recall_tui.tuning import why_empty as empty_mod
 
     con = console(highlight=True)
     k = args.k
