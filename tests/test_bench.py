@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.diagnostics.engine_bench import (
+from recall_tui.diagnostics.engine_bench import synth_vault
+from recall_tui.diagnostics.engine_bench_child import (
     SCORE_TOLERANCE,
     StandinEmbedder,
     embedder_for,
-    evaluate_targets,
     keyword_oracle,
     load_queries,
-    synth_vault,
 )
+from recall_tui.diagnostics.engine_bench_report import evaluate_targets
 from recall_tui.engine.trace import STAGE_ORDER
 
 SIZE = 200
@@ -94,7 +94,7 @@ def test_bench_oracles_agree(bench_run):
 
 def test_bench_table_labels_the_stand_in(bench_run, capsys):
     # the fixture printed the table; run the formatter again on the JSON to check its text
-    from recall_tui.diagnostics.engine_bench import format_table
+    from recall_tui.diagnostics.engine_bench_report import format_table
 
     data, _ = bench_run
     text = format_table(data, stages=True)

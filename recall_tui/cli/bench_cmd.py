@@ -83,7 +83,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.diagnostics.engine_bench import format_table, run_bench
+    from recall_tui.diagnostics.engine_bench import run_bench
+    from recall_tui.diagnostics.engine_bench_report import format_table
 
     vault = Path(args.vault) if args.vault else None
     if vault is not None and not is_folder_or_say("recall-tui bench", vault):
@@ -162,11 +163,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
     """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per pass, with the
     phases of a paced keystroke."""
-    from recall_tui.diagnostics.engine_bench import (
+    from recall_tui.diagnostics.engine_bench import synth_vault
+    from recall_tui.diagnostics.engine_bench_child import (
         default_queries,
         embedder_for,
         load_queries,
-        synth_vault,
     )
     from recall_tui.tui.paint_timing import tui_keystroke_bench
 

@@ -17,7 +17,7 @@ Python's heap, where tracemalloc cannot see. In the child:
 `cold_start` times a fresh process from its start to the first recall result. Headless.
 
 This module is the parent side and the child's entry point; the child's measurements live in
-`engine_bench_child.py`, the targets and the text table in `engine_bench_report.py` (all re-exported here).
+`engine_bench_child.py`, the targets and the text table in `engine_bench_report.py`.
 """
 
 from __future__ import annotations
@@ -35,32 +35,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from recall_tui.diagnostics.engine_bench_child import (  # noqa: F401  (re-exported)
-    AUTO_LOCAL_MAX,
+from recall_tui.diagnostics.engine_bench_child import (
     BENCH_KIND,
-    BENCH_NOW,
     BENCH_VERSION,
-    ORACLE_QUERIES,
-    SCORE_TOLERANCE,
-    STANDIN_DIM,
-    STANDIN_MODEL,
-    StandinEmbedder,
     cold_start_child,
     default_queries,
     embedder_for,
     first_open_child,
-    keyword_oracle,
     load_queries,
-    make_bench_embedder,
     measure_vault,
-    peak_rss_mb,
     stats,
-    vector_oracle,
 )
-from recall_tui.diagnostics.engine_bench_report import (  # noqa: F401  (re-exported)
-    Target,
+from recall_tui.diagnostics.engine_bench_report import (
     evaluate_targets,
-    format_table,
     machine_facts,
 )
 

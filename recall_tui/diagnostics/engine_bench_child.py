@@ -4,7 +4,7 @@
 memory, times every stage and the whole pipeline, and compares the keyword and vector stages
 with their oracles (rank_bm25 and numpy brute force); `cold_start_child` times the phases from
 interpreter start to the first recall. Also the stand-in embedder and the small helpers they
-share. Re-exported by `recall_tui.diagnostics.engine_bench`. Headless.
+share. Headless.
 
 Long module: everything the child process of one bench run measures, in one place, so the
 child imports one module and its figures are read top to bottom in the order they are taken.

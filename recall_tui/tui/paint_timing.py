@@ -16,7 +16,7 @@ from typing import Any
 
 from textual import events
 
-from recall_tui.diagnostics.engine_bench import make_bench_embedder, stats
+from recall_tui.diagnostics.engine_bench_child import make_bench_embedder, stats
 from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.index.store import Index
