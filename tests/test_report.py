@@ -14,11 +14,14 @@ from importlib import metadata
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.diagnostics.recording import RecordingError, load_traces
-from recall_tui.diagnostics.report import (
+from recall_tui.diagnostics.recording import (
     REPORT_KIND,
-    build_report,
+    RecordingError,
     load_report_traces,
+    load_traces,
+)
+from recall_tui.diagnostics.report import (
+    build_report,
     percentile,
     render_markdown,
     report_to_json,

@@ -24,14 +24,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from recall_tui.diagnostics.recording import (  # noqa: F401  (re-exported: readers live there)
+from recall_tui.diagnostics.recording import (
     REPORT_KIND,
     REPORT_VERSION,
-    RecordingError,
     file_stamp,
-    load_report_traces,
-    report_traces_from_data,
-    trace_from_dict,
 )
 from recall_tui.engine.trace import STAGE_ORDER, Hit, Trace
 
