@@ -350,7 +350,7 @@ class TuneTab(Vertical):
 
     def _draw_tune(self) -> None:
         """The result's tables, every figure a field of the `TuneResult`."""
-        from recall_tui.tuning.tune import describe
+        from recall_tui.tuning.tune_space import describe
 
         summary = self.query_one("#tune-summary", Static)
         cmp_t = self.query_one("#tune-compare", VimTable)
@@ -420,7 +420,7 @@ class TuneTab(Vertical):
 
     def apply_tuned(self, row: int) -> None:
         """Make configuration `row` of the table the knobs on screen."""
-        from recall_tui.tuning.tune import describe
+        from recall_tui.tuning.tune_space import describe
 
         r = self.result
         if r is None or not 0 <= row < len(r.leaderboard):
