@@ -181,7 +181,7 @@ def index_facts(engine: Any) -> dict[str, Any]:
     if index is None:
         return {"schema_version": None, "path": None, "size_bytes": 0, "embedder": "none",
                 "model": "", "dim": 0, "vectors": 0}
-    from recall_tui.index.store import SCHEMA_VERSION
+    from recall_tui.index.schema import SCHEMA_VERSION
 
     info = dict(index.embedder_info or {})
     path = str(getattr(index, "path", ""))

@@ -423,7 +423,7 @@ class Engine:
         }
         if self.index is not None:
             try:
-                from recall_tui.index.store import SCHEMA_VERSION
+                from recall_tui.index.schema import SCHEMA_VERSION
                 facts["index_schema"] = SCHEMA_VERSION
             except ImportError:
                 facts["index_schema"] = None
@@ -469,7 +469,7 @@ class Engine:
 def signature_text(m: Memory) -> str:
     """The text a memory's signature is computed from when there is no index: the same
     text the index signs (`index.embed_text`)."""
-    from recall_tui.index.store import embed_text
+    from recall_tui.index.rows import embed_text
     return embed_text(m)
 
 
