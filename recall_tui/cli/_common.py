@@ -28,9 +28,13 @@ def is_folder_or_say(prog: str, vault: Path) -> bool:
     Every command's vault-folder check goes through here, so they all say it alike."""
     if vault.is_dir():
         return True
+    _say_not_a_folder(prog, vault)
+    return False
+
+
+def _say_not_a_folder(prog: str, vault: Path) -> None:
     why = "a file, not a vault folder" if vault.exists() else "no such vault folder"
     safe_print(f"{prog}: {vault}: {why}", file=sys.stderr)
-    return False
 
 
 def read_vault_or_say(command: str, path: str, *, cache: bool = False,
@@ -41,10 +45,8 @@ def read_vault_or_say(command: str, path: str, *, cache: bool = False,
 
     try:
         return read_vault(path, cache=cache, progress=progress)
-    except FileNotFoundError:
-        safe_print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
-    except NotADirectoryError:
-        safe_print(f"recall-tui {command}: {path} is a file, not a vault folder", file=sys.stderr)
+    except (FileNotFoundError, NotADirectoryError):  # said in `is_folder_or_say`'s words
+        _say_not_a_folder(f"recall-tui {command}", Path(path))
     return None
 
 
