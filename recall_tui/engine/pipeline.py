@@ -70,8 +70,8 @@ from recall_tui.engine.trace import (
 from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary
 
 if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
+    from recall_tui.index.core import Progress
     from recall_tui.index.store import Index
-    from recall_tui.index.sync import Progress
 
 _T = TypeVar("_T")
 
