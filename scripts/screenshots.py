@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(ROOT))
     from recall_tui.engine import open_engine
-    from recall_tui.tui.views import VIEWS, WALKTHROUGH
+    from recall_tui.tui.screenshot_views import VIEWS, WALKTHROUGH
 
     known = {v.name: v for v in (*VIEWS, *WALKTHROUGH)}  # in this order: see WALKTHROUGH
     unknown = [n for n in args.views if n not in known]

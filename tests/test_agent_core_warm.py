@@ -25,9 +25,14 @@ def test_warm_up_is_silent_and_a_released_model_loads_again(vault_copy):
         trace = core.recall(query, k=5)
         assert not trace.stage("vector").skipped
         hits = [h.id for h in trace.hits]
+        vec = core.embedder.embed([query])
         core.release_model_memory()
         assert not core.embedder.loaded
+        assert core.embedder.release() is False  # nothing left to drop
         assert [h.id for h in core.recall(query, k=5).hits] == hits
+        # the reloaded model (same model, same options) gives the very same vector
+        again = core.embedder.embed([query])
+        assert core.embedder.loaded and again.tobytes() == vec.tobytes()
         # a query never embedded before needs the model: it is loaded again, and used
         other = core.recall("who rotates the kubernetes certificates", k=5)
         assert core.embedder.loaded and not other.stage("vector").skipped

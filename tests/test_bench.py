@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.diagnostics.bench import (
+from recall_tui.diagnostics.engine_bench import synth_vault
+from recall_tui.diagnostics.engine_bench_child import (
     SCORE_TOLERANCE,
     StandinEmbedder,
     embedder_for,
-    evaluate_targets,
     keyword_oracle,
     load_queries,
-    synth_vault,
 )
+from recall_tui.diagnostics.engine_bench_report import evaluate_targets
 from recall_tui.engine.trace import STAGE_ORDER
 
 SIZE = 200
@@ -108,7 +108,7 @@ def test_bench_oracles_agree(bench_run):
 
 def test_bench_table_labels_the_stand_in(bench_run, capsys):
     # the fixture printed the table; run the formatter again on the JSON to check its text
-    from recall_tui.diagnostics.bench import format_table
+    from recall_tui.diagnostics.engine_bench_report import format_table
 
     data, _ = bench_run
     text = format_table(data, stages=True)
@@ -127,7 +127,7 @@ def test_bench_compares_with_a_baseline(bench_run):
     against one with a smaller index it is larger; a vault the baseline lacks is skipped."""
     import copy
 
-    from recall_tui.diagnostics.bench_results import compare_baseline, format_table
+    from recall_tui.diagnostics.engine_bench_report import compare_baseline, format_table
 
     data, _ = bench_run
     same = compare_baseline(data, data, "same.json")
@@ -234,7 +234,7 @@ def test_cold_start_measures_a_fresh_process(tmp_path):
     """Process start to first result, in real child processes (keyword-only to stay fast)."""
     import shutil
 
-    from recall_tui.diagnostics.bench import cold_start
+    from recall_tui.diagnostics.engine_bench import cold_start
     from tests.conftest import SAMPLE_VAULT
 
     vault = tmp_path / "vault"

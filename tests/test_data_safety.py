@@ -16,7 +16,8 @@ import apsw
 
 from recall_tui.cli import main
 from recall_tui.index.embed import make_embedder
-from recall_tui.index.store import EMBED_CHUNK, Index
+from recall_tui.index.store import Index
+from recall_tui.index.vector_sync import EMBED_CHUNK
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.waiting import wait_until as wait_until_async

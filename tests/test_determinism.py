@@ -25,7 +25,7 @@ QUERIES = ("when did the berlin wall fall", "BILL-2310", "what runs on atlas", "
 CHILD = """
 import json, sys
 from datetime import datetime
-from recall_tui.diagnostics.bench_measure import StandinEmbedder
+from recall_tui.diagnostics.engine_bench_child import StandinEmbedder
 from recall_tui.engine.config import list_presets, load_preset
 from recall_tui.engine.pipeline import Engine
 from recall_tui.index.store import Index

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from recall_tui.engine import Engine
-from recall_tui.engine.config import BoostsConfig, Config
+from recall_tui.engine.config import Config
+from recall_tui.engine.config_sections import BoostsConfig
 from recall_tui.engine.stages.boosts import BoostContext, apply, compute
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault

@@ -11,7 +11,8 @@ from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import Config, load_preset
 from recall_tui.index import signature as lsh
 from recall_tui.index.embed import make_embedder
-from recall_tui.index.store import Index, embed_text
+from recall_tui.index.rows import embed_text
+from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.engine_vaults import mem, write_vault

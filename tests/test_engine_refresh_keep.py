@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_tui.diagnostics.bench_measure import BENCH_NOW, make_bench_embedder
+from recall_tui.diagnostics.engine_bench_child import BENCH_NOW, make_bench_embedder
 from recall_tui.diagnostics.synth import write_synth_vault
 from recall_tui.engine import Engine, calibration
 from recall_tui.engine.config import load_preset

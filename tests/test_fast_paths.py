@@ -17,7 +17,8 @@ from recall_tui.engine.config import load_preset
 from recall_tui.engine.stages.keyword import field_weights
 from recall_tui.engine.stages.parse import parse_query
 from recall_tui.index.embed import LocalEmbedder
-from recall_tui.index.store import Index, match_any
+from recall_tui.index.fts import match_any
+from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 

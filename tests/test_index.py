@@ -16,14 +16,12 @@ import numpy as np
 import pytest
 
 from recall_tui.index.embed import LocalEmbedder, NoEmbedder, OllamaEmbedder
+from recall_tui.index.fts import match_any
+from recall_tui.index.rows import embed_text
+from recall_tui.index.schema import SCHEMA_VERSION
 from recall_tui.index.signature import hamming_similarity, signature
-from recall_tui.index.store import (
-    MAX_RECALL_TIMES,
-    SCHEMA_VERSION,
-    Index,
-    embed_text,
-    match_any,
-)
+from recall_tui.index.stats import MAX_RECALL_TIMES
+from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT
 from tests.ollama_server import FakeOllama

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from recall_tui.diagnostics.bench import StandinEmbedder
+from recall_tui.diagnostics.engine_bench_child import StandinEmbedder
 from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.index.store import Index

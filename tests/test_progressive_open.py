@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from recall_tui.diagnostics.bench import StandinEmbedder
+from recall_tui.diagnostics.engine_bench_child import StandinEmbedder
 from recall_tui.engine.opening import PHASES, open_progressive
 from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault

@@ -14,11 +14,14 @@ from importlib import metadata
 import pytest
 
 from recall_tui.cli import main
-from recall_tui.diagnostics.recording import RecordingError, load_traces
-from recall_tui.diagnostics.report import (
+from recall_tui.diagnostics.recording import (
     REPORT_KIND,
-    build_report,
+    RecordingError,
     load_report_traces,
+    load_traces,
+)
+from recall_tui.diagnostics.report import (
+    build_report,
     percentile,
     render_markdown,
     report_to_json,
@@ -213,7 +216,7 @@ def test_report_trace_with_future_version(written, tmp_path):
 
 
 def test_report_recording_and_bench_modules_are_headless():
-    code = ("import sys, recall_tui.diagnostics.report, recall_tui.diagnostics.recording, recall_tui.diagnostics.bench; "
+    code = ("import sys, recall_tui.diagnostics.report, recall_tui.diagnostics.recording, recall_tui.diagnostics.engine_bench; "
             "bad = [m for m in ('textual', 'rich') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from recall_tui.index.rows import embed_text
 from recall_tui.index.signature import BITS, from_bytes, hamming_similarity, signature, to_bytes
-from recall_tui.index.store import embed_text
 from recall_tui.vault.reader import read_vault
 from tests.conftest import SAMPLE_VAULT
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from recall_tui.diagnostics import synth as synth_mod
-from recall_tui.diagnostics.synth import FOLDER_CAP, plan_vault, write_synth_vault
+from recall_tui.diagnostics.synth import plan_vault, write_synth_vault
+from recall_tui.diagnostics.synth_words import FOLDER_CAP
 from recall_tui.tuning.metrics import read_golden
 from recall_tui.vault.model import MEMORY_TYPES, Role
 from recall_tui.vault.reader import read_vault

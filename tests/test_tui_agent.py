@@ -24,7 +24,7 @@ from recall_tui.tui.app import make_app
 from recall_tui.tui.panes.agent import AgentPane
 from recall_tui.tui.screens.edit import GradeScreen, SavePresetScreen
 from recall_tui.tui.widgets.results import ResultsTable
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, settle, wait_for_text

@@ -19,7 +19,7 @@ from recall_tui.tui.app import make_app
 from recall_tui.tui.screens.dialogs import PinScreen
 from recall_tui.tui.screens.edit import ConflictScreen
 from recall_tui.tui.screens.judge_recall import JudgeRecallScreen
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.golden import file_hash, run_golden
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW

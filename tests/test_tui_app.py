@@ -27,7 +27,7 @@ from recall_tui.tui.settings import load_settings
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
 from recall_tui.tui.widgets.query_bar import RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW

@@ -23,7 +23,7 @@ from recall_tui.tui.panes.tuning import TuningPane
 from recall_tui.tui.replay import TraceListScreen, make_replay_app
 from recall_tui.tui.screens.edit import GradeScreen, RecallWhenScreen
 from recall_tui.tui.widgets.results import ResultsTable
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault

@@ -19,7 +19,7 @@ from recall_tui.tui.screens.errors import ErrorsScreen, LossScreen
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import Settings
 from recall_tui.tui.widgets.explain import ExplanationTree
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning import errors
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW

@@ -100,7 +100,7 @@ async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F8
 
 
 def test_fair_share_keeps_short_key_columns_whole():
-    from recall_tui.tui.widgets.vim import _fair_share, _share
+    from recall_tui.tui.widgets.table import _fair_share, _share
 
     # a long title and the channels in 46 cells: greedy cuts the channels to the floor,
     # the fair share gives them what they need and the title the rest

@@ -158,7 +158,7 @@ def test_every_screenshot_the_docs_show_is_one_make_screenshots_writes():
     import re
     from pathlib import Path
 
-    from recall_tui.tui.views import VIEWS, WALKTHROUGH
+    from recall_tui.tui.screenshot_views import VIEWS, WALKTHROUGH
 
     root = Path(__file__).resolve().parent.parent
     views = [v.name for v in (*VIEWS, *WALKTHROUGH)]

@@ -209,7 +209,7 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
 
     from recall_tui.engine.config import load_preset
     from recall_tui.tui.panes.tuning import START, TuningPane
-    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tui.widgets.table import VimTable
     from recall_tui.tuning.compare import diff_rankings
 
     eng = open_engine(vault_copy, preset="default", embedder="local")
@@ -270,7 +270,7 @@ async def test_side_by_side_compares_any_two_configurations(vault_copy):
 
 async def test_golden_tab_loads_another_queries_file(engine, tmp_path):
     from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
-    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tui.widgets.table import VimTable
     from recall_tui.tuning.golden import run_golden
     from recall_tui.tuning.metrics import read_golden
 

@@ -18,7 +18,7 @@ from recall_tui.tui.screens.dialogs import PinScreen
 from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.popups import FindScreen, RowScreen
 from recall_tui.tui.widgets.results import ResultsTable
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import cell_text, screen_text, settle, tree_labels

@@ -16,7 +16,7 @@ from recall_tui.index.embed import make_embedder
 from recall_tui.index.store import Index
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screens.dialogs import HelpScreen
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
@@ -132,7 +132,7 @@ async def test_help_shows_keys_as_typed(engine, vault_copy):
 def test_tui_keystroke_bench_times_every_key(vault_copy):
     """`bench --tui` on the sample vault: one sample per key, each at least the engine's time
     (the latency includes the recall it waited for)."""
-    from recall_tui.tui.bench import tui_keystroke_bench
+    from recall_tui.tui.paint_timing import tui_keystroke_bench
 
     r = tui_keystroke_bench(vault_copy, embedder="standin", queries=["pg up", "billing"],
                             keystrokes=7, modes=("paced",))

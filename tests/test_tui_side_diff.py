@@ -22,7 +22,7 @@ from recall_tui.tui.app import make_app
 from recall_tui.tui.keymap import all_bindings
 from recall_tui.tui.panes.tuning import TuningPane
 from recall_tui.tui.panes.tuning.side_set import SUMMARY_KEY
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning import snapshot as S
 from recall_tui.tuning.golden import JUDGED
 from tests.conftest import PINNED_NOW, SAMPLE_VAULT, _copy_sample_vault

@@ -11,7 +11,7 @@ import pytest
 
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
-from recall_tui.tui.views import VIEWS
+from recall_tui.tui.screenshot_views import VIEWS
 from tests.conftest import PINNED_NOW, _copy_sample_vault
 
 

@@ -30,9 +30,10 @@ from recall_tui.tui.replay import LIVE_PANES, NOT_IN_REPLAY, UnavailablePane, ma
 from recall_tui.tui.screens.dialogs import ConfirmScreen
 from recall_tui.tui.screens.edit import GradeScreen, SavePresetScreen
 from recall_tui.tui.settings import Settings
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.metrics import read_golden
-from recall_tui.tuning.tune import TuneVault, apply_changes, describe, tune
+from recall_tui.tuning.tune import TuneVault, tune
+from recall_tui.tuning.tune_space import apply_changes, describe
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import screen_text, settle, wait_for_text
 from tests.test_tune import BASE_TOML, planted_vault

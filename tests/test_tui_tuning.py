@@ -19,7 +19,7 @@ from recall_tui.engine.config import load_preset
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
 from recall_tui.tui.screens.edit import GradeScreen, RecallWhenScreen
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.compare import diff_rankings, rank_deltas
 from recall_tui.tuning.golden import run_golden
 from recall_tui.tuning.metrics import read_golden

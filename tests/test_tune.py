@@ -18,15 +18,13 @@ import pytest
 from recall_tui.engine import open_engine
 from recall_tui.engine.config import load_preset
 from recall_tui.tuning import metrics
-from recall_tui.tuning.tune import (
-    TuneVault,
+from recall_tui.tuning.tune import TuneVault, make_folds, tune
+from recall_tui.tuning.tune_space import (
     apply_changes,
     knob_patterns,
-    make_folds,
     make_pool,
     restrict,
     search_space,
-    tune,
 )
 from tests.engine_vaults import mem, write_vault
 

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from recall_tui.index.embed import LocalEmbedder, NoEmbedder
-from recall_tui.index.schema import previous_cache_path
-from recall_tui.index.store import SCHEMA_VERSION, Index, embed_text
+from recall_tui.index.rows import embed_text
+from recall_tui.index.schema import SCHEMA_VERSION, previous_cache_path
+from recall_tui.index.store import Index
 from recall_tui.vault.reader import read_vault
 from tests.conftest import SAMPLE_VAULT
 

@@ -163,15 +163,6 @@ def lock_path(root: str | os.PathLike) -> Path:
     return Path(_recall_file(root, "serve.lock"))
 
 
-def owned_by_me(p: Path) -> bool:
-    """True when `p` exists and belongs to this user (a socket or folder someone else made
-    could hand us anything)."""
-    try:
-        return os.lstat(p).st_uid == os.getuid()
-    except OSError:
-        return False
-
-
 def request(root: str | os.PathLike, req: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
     """Send one request and return the answer; ServiceUnavailable when no service answers."""
     import _socket  # the C module behind `socket`, whose enums and selectors cost a prompt ~3 ms

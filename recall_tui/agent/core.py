@@ -156,10 +156,8 @@ class RecallCore:
         batch the session ran and never shrinks: after embedding the sample vault in batches
         the process held ~570 MB, ~90 MB before. The next query embedding loads the model
         again (a fraction of a second, once), with an arena sized for one query."""
-        emb = self.embedder
-        if emb is not None and hasattr(emb, "_session"):
-            with getattr(emb, "_lock", threading.Lock()):
-                emb._session = None
+        if self.embedder is not None:
+            self.embedder.release()
 
     def warm_up(self) -> None:
         """Build now what the first recall would build lazily (the floor's calibration, the
@@ -186,10 +184,6 @@ class RecallCore:
         if self.engines.watcher is None:
             self.engines.watch(lambda _summary: None)
 
-    def reload_if_changed(self) -> None:
-        """Without a watcher: pick up changed files before a recall (cheap stat walk)."""
-        self.engines.refresh()
-
     def close(self) -> None:
         self.engines.stop_watching()
         with self.lock:
@@ -199,10 +193,8 @@ class RecallCore:
                 except Exception:
                     pass
                 self.index = None
-            emb = self.embedder
-            if emb is not None and hasattr(emb, "_session"):
-                with getattr(emb, "_lock", threading.Lock()):
-                    emb._session = None  # release the ONNX session (and its threads) now
+            if self.embedder is not None:
+                self.embedder.release()  # the ONNX session (and its threads) go now
 
     # --- recalls -------------------------------------------------------------------------
 

@@ -285,5 +285,5 @@ def write_plugin(folder: Path, vault: Path, block: dict[str, Any], mcp_extra: Se
     return written
 
 
-__all__ = ["INSTALLED_EVENTS", "SettingsError", "SettingsFile", "hook_argv", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
+__all__ = ["INSTALLED_EVENTS", "hook_argv", "hook_command", "is_ours", "mcp_entry", "merge_hooks",
            "merge_mcp", "remove_hooks", "remove_mcp", "settings_block", "vault_id", "write_plugin"]

@@ -60,7 +60,7 @@ class VaultLoader:
             if self.closed or self.stop.is_set() or self.core is not core:
                 return
             if self.watch:
-                core.reload_if_changed()  # what changed while the vectors were made
+                core.engines.refresh()  # what changed while the vectors were made
                 core.watch()
 
     def get(self) -> RecallCore:

@@ -146,7 +146,7 @@ class RecallService:
             if self.core is not core or self.server is None or self._stopping.is_set():
                 return  # replaced or stopped meanwhile
             if self.watch:
-                core.reload_if_changed()
+                core.engines.refresh()  # what changed while the vectors were made
                 core.watch()
 
     def _bind(self) -> _Server:
@@ -229,8 +229,7 @@ class RecallService:
             return
         if self._filler is not None and self._filler.is_alive():
             return
-        release = getattr(emb, "release", None)
-        if release is not None and release():
+        if emb.release():
             self.log(f"no request for {self.model_idle_s:g} s: model released "
                      "(loaded again by the next recall)")
 

@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "replay": "replay",
     "synth": "synth",
-    "bench": "bench",
+    "bench": "bench_cmd",
     "preset": "preset_cmd",
     "serve": "serve",
     "mcp": "mcp_cmd",

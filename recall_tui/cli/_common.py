@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from recall_tui.vault.literal import safe_print
 
 if TYPE_CHECKING:
+    from recall_tui.tuning.metrics import GoldenQuery
     from recall_tui.vault.model import Vault
 
 
@@ -28,9 +29,13 @@ def is_folder_or_say(prog: str, vault: Path) -> bool:
     Every command's vault-folder check goes through here, so they all say it alike."""
     if vault.is_dir():
         return True
+    _say_not_a_folder(prog, vault)
+    return False
+
+
+def _say_not_a_folder(prog: str, vault: Path) -> None:
     why = "a file, not a vault folder" if vault.exists() else "no such vault folder"
     safe_print(f"{prog}: {vault}: {why}", file=sys.stderr)
-    return False
 
 
 def read_vault_or_say(command: str, path: str, *, cache: bool = False,
@@ -41,11 +46,39 @@ def read_vault_or_say(command: str, path: str, *, cache: bool = False,
 
     try:
         return read_vault(path, cache=cache, progress=progress)
-    except FileNotFoundError:
-        safe_print(f"recall-tui {command}: no vault at {path} (no such folder)", file=sys.stderr)
-    except NotADirectoryError:
-        safe_print(f"recall-tui {command}: {path} is a file, not a vault folder", file=sys.stderr)
+    except (FileNotFoundError, NotADirectoryError):  # said in `is_folder_or_say`'s words
+        _say_not_a_folder(f"recall-tui {command}", Path(path))
     return None
+
+
+class JudgedVault(NamedTuple):
+    """A vault and its judged queries, as `judged_vault_or_say` found them."""
+
+    root: Path
+    now: datetime
+    qfile: Path
+    golden: list[GoldenQuery]
+
+
+def judged_vault_or_say(command: str, args: argparse.Namespace) -> JudgedVault | None:
+    """What `eval` and `errors` start from: the vault folder (`--vault`), the time (`--now`,
+    else the current time) and the judged queries (`--queries`, else the vault's default
+    file); None after saying on stderr why not, and the caller exits 2."""
+    root = vault_root(args.vault)
+    if not is_folder_or_say(f"recall-tui {command}", root):
+        return None
+    try:
+        now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
+    except ValueError as exc:
+        safe_print(f"recall-tui {command}: {exc}", file=sys.stderr)
+        return None
+    from recall_tui.tuning.golden import default_queries_file
+
+    qfile = Path(args.queries) if args.queries else default_queries_file(root)
+    golden = read_golden_or_say(command, qfile, given=bool(args.queries))
+    if golden is None:
+        return None
+    return JudgedVault(root, now, qfile, golden)
 
 
 def read_golden_or_say(command: str, qfile: Path, *, given: bool) -> list | None:

@@ -4,7 +4,8 @@ Built on `recall_tui.vault.literal.literal`: `lit(x)` is a `rich.text.Text` (nev
 markup, no emoji codes, control characters visible) for table cells and `console.print`;
 `esc(x)` is the same text escaped for use inside a markup string. Every value that comes from a
 vault, a file or the user goes through one of them; the markup around it is ours.
-A new command prints plain lines with `safe_print` and Rich renderables with `lit`/`esc`.
+A new command prints plain lines with `recall_tui.vault.literal.safe_print` and Rich renderables
+with `lit`/`esc`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from recall_tui.vault.literal import dump_json, json_text, literal, literal_line, safe_print
+from recall_tui.vault.literal import literal, literal_line
 
-__all__ = ["console", "dump_json", "esc", "json_text", "lit", "literal", "literal_line",
-           "safe_print"]
+__all__ = ["console", "esc", "lit"]
 
 
 def console(*, stderr: bool = False, highlight: bool = False) -> Console:

@@ -77,7 +77,8 @@ def _f(x: float | None) -> str:
 def render(d: Any, *, show_all: bool = False) -> None:
     from rich.table import Table
 
-    from recall_tui.cli._out import console, esc, lit, literal_line
+    from recall_tui.cli._out import console, esc, lit
+    from recall_tui.vault.literal import literal_line
 
     con = console()
     s = d.summary()

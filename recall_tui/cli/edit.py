@@ -57,7 +57,8 @@ def _reindex(vault) -> str:  # a Vault; imported lazily
 
 def _reindex_or_raise(vault) -> str:  # a Vault; imported lazily
     from recall_tui.index.embed import EmbedderUnavailable, make_embedder
-    from recall_tui.index.store import Index, default_index_path
+    from recall_tui.index.schema import default_index_path
+    from recall_tui.index.store import Index
 
     if not default_index_path(vault.root).exists():
         return "no index yet (`recall-tui index` builds it; the UI builds it on start)"

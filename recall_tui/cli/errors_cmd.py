@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
 
 from recall_tui.vault.literal import dump_json, safe_print
 
@@ -44,22 +42,12 @@ def _err(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
+    from recall_tui.cli._common import judged_vault_or_say
 
-    root = vault_root(args.vault)
-    if not is_folder_or_say("recall-tui errors", root):
+    judged = judged_vault_or_say("errors", args)
+    if judged is None:
         return 2
-    try:
-        now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
-    except ValueError as exc:
-        _err(str(exc))
-        return 2
-    from recall_tui.tuning.golden import default_queries_file
-
-    qfile = Path(args.queries) if args.queries else default_queries_file(root)
-    golden = read_golden_or_say("errors", qfile, given=bool(args.queries))
-    if golden is None:
-        return 2
+    root, now, qfile, golden = judged
     from recall_tui.engine import Engine, open_engine
     from recall_tui.engine.config import load_preset
     from recall_tui.tuning import errors

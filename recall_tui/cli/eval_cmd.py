@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from recall_tui.vault.literal import dump_json, safe_print
@@ -87,26 +85,16 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.cli._common import is_folder_or_say, read_golden_or_say, time_arg, vault_root
-    from recall_tui.tuning import empty as empty_mod
+    from recall_tui.cli._common import judged_vault_or_say
     from recall_tui.tuning import metrics
+    from recall_tui.tuning import why_empty as empty_mod
 
     if args.gate is not None:
         return _gate(args)
-    root = vault_root(args.vault)
-    if not is_folder_or_say("recall-tui eval", root):
+    judged = judged_vault_or_say("eval", args)
+    if judged is None:
         return 2
-    try:
-        now = time_arg(args.now, "--now") or datetime.now(timezone.utc)
-    except ValueError as exc:
-        _err(str(exc))
-        return 2
-    from recall_tui.tuning.golden import default_queries_file
-
-    qfile = Path(args.queries) if args.queries else default_queries_file(root)
-    golden = read_golden_or_say("eval", qfile, given=bool(args.queries))
-    if golden is None:
-        return 2
+    root, now, qfile, golden = judged
     presets = args.preset or ["default"]
 
     from recall_tui.engine import Engine, open_engine
@@ -128,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         safe_print(f"recall-tui eval: warning: {w}", file=sys.stderr)
 
-    from recall_tui.tuning.empty import why_empty
+    from recall_tui.tuning.why_empty import why_empty
 
     embedder = (base.index.embedder_info if base.index is not None else {}).get("name") or "none"
     results: dict[str, list[metrics.QueryResult]] = {}
@@ -237,8 +225,8 @@ def _render(args, golden, results, comparisons, now, qfile, empties) -> None:
     from rich.table import Table
 
     from recall_tui.cli._out import console, esc, lit
-    from recall_tui.tuning import empty as empty_mod
     from recall_tui.tuning import metrics
+    from recall_tui.tuning import why_empty as empty_mod
 
     con = console(highlight=True)
     k = args.k

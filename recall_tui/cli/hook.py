@@ -236,7 +236,7 @@ def _install(args: argparse.Namespace) -> int:
 def _edit(args: argparse.Namespace, name: str, change: Callable[[SettingsFile], int],
           unchanged: str, done: str) -> int:
     """Apply `change` to the settings file --write PATH: print it (--dry-run) or write it."""
-    from recall_tui.agent.install import SettingsError, SettingsFile
+    from recall_tui.agent.settings_file import SettingsError, SettingsFile
 
     try:
         sf = SettingsFile.read(Path(args.write))
@@ -257,7 +257,8 @@ def _edit(args: argparse.Namespace, name: str, change: Callable[[SettingsFile], 
 
 
 def _plugin(args: argparse.Namespace, name: str, root: Path, block: dict[str, Any]) -> int:
-    from recall_tui.agent.install import SettingsError, write_plugin
+    from recall_tui.agent.install import write_plugin
+    from recall_tui.agent.settings_file import SettingsError
 
     mcp_extra = [*(["--preset", args.preset] if args.preset else []),
                  *(["--embedder", args.embedder] if args.embedder else [])]

@@ -58,13 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace, root: Path) -> int:
-    from recall_tui.agent.install import (
-        SettingsError,
-        SettingsFile,
-        mcp_entry,
-        merge_mcp,
-        remove_mcp,
-    )
+    from recall_tui.agent.install import mcp_entry, merge_mcp, remove_mcp
+    from recall_tui.agent.settings_file import SettingsError, SettingsFile
     from recall_tui.cli._common import is_folder_or_say
     from recall_tui.vault.literal import json_text
 

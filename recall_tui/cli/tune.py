@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
 
     from recall_tui.engine import Cancelled, open_engine
     from recall_tui.engine.config import load_preset
-    from recall_tui.tuning.tune import TuneVault, knob_patterns, restrict, search_space, tune
+    from recall_tui.tuning.tune import TuneVault, tune
+    from recall_tui.tuning.tune_space import knob_patterns, restrict, search_space
 
     try:
         base = load_preset(args.base, roots[0])
@@ -182,7 +183,7 @@ def _render(result: Any, args: argparse.Namespace, now: datetime, saved: Path | 
     from rich.table import Table
 
     from recall_tui.cli._out import console, lit
-    from recall_tui.tuning.tune import describe
+    from recall_tui.tuning.tune_space import describe
 
     con = console()
     if not con.is_terminal:  # a log or a file: wide enough that no table wraps

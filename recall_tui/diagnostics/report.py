@@ -24,14 +24,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from recall_tui.diagnostics.recording import (  # noqa: F401  (re-exported: readers live there)
+from recall_tui.diagnostics.recording import (
     REPORT_KIND,
     REPORT_VERSION,
-    RecordingError,
     file_stamp,
-    load_report_traces,
-    report_traces_from_data,
-    trace_from_dict,
 )
 from recall_tui.engine.trace import STAGE_ORDER, Hit, Trace
 
@@ -185,7 +181,7 @@ def index_facts(engine: Any) -> dict[str, Any]:
     if index is None:
         return {"schema_version": None, "path": None, "size_bytes": 0, "embedder": "none",
                 "model": "", "dim": 0, "vectors": 0}
-    from recall_tui.index.store import SCHEMA_VERSION
+    from recall_tui.index.schema import SCHEMA_VERSION
 
     info = dict(index.embedder_info or {})
     path = str(getattr(index, "path", ""))

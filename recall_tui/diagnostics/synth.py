@@ -13,7 +13,7 @@ Besides the memories it writes a few consolidation digests, a few session transc
 related_via targets, grade 1; a superseded memory sharing the phrase, grade 0).
 
 The vocabulary lives in `synth_words.py`, the plan's records and the rendered text in
-`synth_text.py` (both re-exported here); this module plans the vault and writes it.
+`synth_text.py`; this module plans the vault and writes it.
 """
 
 from __future__ import annotations
@@ -30,10 +30,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from recall_tui.diagnostics.synth_text import (  # noqa: F401  (re-exported)
-    SECOND,
-    SUMMARIES,
-    TITLES,
+from recall_tui.diagnostics.synth_text import (
     Entity,
     Planned,
     _body,
@@ -41,35 +38,18 @@ from recall_tui.diagnostics.synth_text import (  # noqa: F401  (re-exported)
     _summary,
     _title,
 )
-from recall_tui.diagnostics.synth_words import (  # noqa: F401  (re-exported)
-    ACTIVITIES,
-    CAUSES,
-    CHECKS,
+from recall_tui.diagnostics.synth_words import (
     END,
-    ENVS,
     FACET_FROM,
     FACETS,
-    FILES,
-    FIRST_NAMES,
     FOLDER_CAP,
-    FOLLOWUPS,
-    LAST_NAMES,
-    PLACES,
-    PREFS,
-    PROJECT_A,
-    PROJECT_B,
     QUALS,
     QUERY_COUNT,
-    REASONS,
     RELATED_KINDS,
     RELATIONS_PERSON,
     RELATIONS_THING,
-    SERVICE_A,
-    SERVICE_B,
-    SERVICE_C,
     SPAN,
     STOP,
-    TOOLS,
     TOPICS,
     TYPE_WEIGHTS,
     VERBS,

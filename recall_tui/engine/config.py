@@ -4,7 +4,7 @@ A `Config` has one section per stage (pipeline.md). Presets are TOML files that 
 defaults below; `load_preset` looks in the package's `presets/`, then `<vault>/.recall/presets/`,
 then `$XDG_CONFIG_HOME/recall-tui/presets/`. `knobs(config)` lists every leaf with its type,
 value and documentation (the field's docstring), so a tuning pane needs no second list.
-The sections themselves live in `config_sections.py` and are re-exported here. Headless.
+The sections themselves live in `config_sections.py`. Headless.
 """
 
 from __future__ import annotations
@@ -23,15 +23,10 @@ from typing import Any
 
 import tomllib
 
-from recall_tui.engine.config_sections import (  # noqa: F401  (re-exported)
+from recall_tui.engine.config_sections import (
     BoostsConfig,
     CacheConfig,
-    ChannelWeights,
     ConsolidationConfig,
-    ContextBoost,
-    CredibilityBoost,
-    CrossChannelBoost,
-    EmotionBoost,
     EnrichConfig,
     FilterConfig,
     FloorConfig,
@@ -43,19 +38,12 @@ from recall_tui.engine.config_sections import (  # noqa: F401  (re-exported)
     KeywordConfig,
     MMRConfig,
     ParseConfig,
-    RecallCountBoost,
-    RecencyBoost,
-    RelevanceBoost,
     RerankConfig,
     ShortCircuitConfig,
     SignatureConfig,
-    SpacingBoost,
     SpeakerConfig,
-    StalenessBoost,
-    TierBoost,
     TopicConfig,
     TrackingConfig,
-    TrustBoost,
     TurnsConfig,
     VectorConfig,
     WindowConfig,

@@ -1,8 +1,8 @@
 """The knob sections of `Config`: one frozen dataclass per stage of pipeline.md.
 
 Every field carries its documentation as the string literal right after it; `config.knobs`
-reads those, so a tuning pane needs no second list. `recall_tui.engine.config` re-exports every
-class here and assembles them into `Config`. Headless.
+reads those, so a tuning pane needs no second list. `recall_tui.engine.config` assembles them
+into `Config`. Headless.
 
 Long module: one small dataclass per stage, in pipeline order, each field with its
 documentation; split, the sections would no longer read as the one list of knobs they are.

@@ -70,8 +70,8 @@ from recall_tui.engine.trace import (
 from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary
 
 if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
+    from recall_tui.index.core import Progress
     from recall_tui.index.store import Index
-    from recall_tui.index.sync import Progress
 
 _T = TypeVar("_T")
 
@@ -435,7 +435,7 @@ class Engine:
         }
         if self.index is not None:
             try:
-                from recall_tui.index.store import SCHEMA_VERSION
+                from recall_tui.index.schema import SCHEMA_VERSION
                 facts["index_schema"] = SCHEMA_VERSION
             except ImportError:
                 facts["index_schema"] = None
@@ -481,7 +481,7 @@ class Engine:
 def signature_text(m: Memory) -> str:
     """The text a memory's signature is computed from when there is no index: the same
     text the index signs (`index.embed_text`)."""
-    from recall_tui.index.store import embed_text
+    from recall_tui.index.rows import embed_text
     return embed_text(m)
 
 

@@ -59,6 +59,11 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def release(self) -> bool:
+        """Drop what the embedder holds loaded in this process (the next `embed` loads it
+        again, giving the same vectors). False when nothing was loaded."""
+        ...
+
 
 def _normalise(mat: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero rather than becoming NaN)."""
@@ -77,6 +82,10 @@ class NoEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise EmbedderUnavailable("no embedder configured (--embedder none)")
+
+    def release(self) -> bool:
+        """Nothing is loaded."""
+        return False
 
 
 class LocalEmbedder:
@@ -294,6 +303,10 @@ class OllamaEmbedder:
                 f"ollama at {self.host} has no model {self.model!r} "
                 f"(run `ollama pull {self.model}`; it has: {have})"
             )
+
+    def release(self) -> bool:
+        """Nothing to drop: the model lives in the Ollama server, not in this process."""
+        return False
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import ollama

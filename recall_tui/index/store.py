@@ -21,9 +21,8 @@ vectors), `vector_sync` (`vector_sync.py`: filling the vectors, each stored once
 `sync` (`sync.py`: the incremental update, `IndexReport`), `trigram` (`trigram_build.py`:
 the content trigram table on first need) and `stats` (`stats.py`: recall statistics).
 `rows.py` holds what is stored about a memory, `schema.py` the file, its schema and version.
-This module keeps opening (and the in-memory fallback), signatures and edges, the public
-methods that delegate to the parts, and re-exports the parts' public names, so
-`from recall_tui.index.store import ...` keeps working.
+This module keeps opening (and the in-memory fallback), signatures and edges, and the public
+methods that delegate to the parts; the parts' own names are imported from their modules.
 """
 
 from __future__ import annotations
@@ -43,24 +42,11 @@ import numpy as np
 from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.embed import Embedder
 from recall_tui.index.fts import (
-    DEFAULT_FTS_WEIGHTS,
-    FTS5_B,
-    FTS5_K1,
-    FTS_COLD_MAX,
-    FTS_COLUMNS,
-    FTS_POSTINGS_BUDGET,
-    MAX_TRIGRAMS,
-    TRIGRAM_COLUMNS,
-    Bm25Replica,
     FtsSearch,
-    match_any,
-    trigram_match,
-    trigram_terms,
 )
-from recall_tui.index.rows import embed_text, row_fields, row_hash, trigram_content
+from recall_tui.index.rows import row_fields, row_hash
 from recall_tui.index.schema import (
     _SCHEMA,
-    QUICK_CHECK_MAX_BYTES,
     SCHEMA_VERSION,
     WRITE_FAILURES,
     IndexFileError,
@@ -77,51 +63,18 @@ from recall_tui.index.schema import (
     write_txn,
 )
 from recall_tui.index.sharing import SharedFile
-from recall_tui.index.signature import BITS, from_bytes
-from recall_tui.index.stats import MAX_RECALL_TIMES, RecallStats, RecallStatsStore
+from recall_tui.index.signature import from_bytes
+from recall_tui.index.stats import RecallStats, RecallStatsStore
 from recall_tui.index.sync import IndexReport, IndexSync, summary
 from recall_tui.index.trigram_build import TrigramBuild
-from recall_tui.index.vector_sync import EMBED_CHUNK, VectorSync, _embedder_key
+from recall_tui.index.vector_sync import VectorSync, _embedder_key
 from recall_tui.index.vectors import (
-    NUMPY_KNN_MAX_BYTES,
-    QUERY_CACHE_SIZE,
     VectorStore,
-    knn_like_sqlite_vec,
 )
 from recall_tui.index.vocab import Correction, Vocabulary
 from recall_tui.vault.model import Vault
 
-__all__ = [
-    "DEFAULT_FTS_WEIGHTS",
-    "EMBED_CHUNK",
-    "FTS5_B",
-    "FTS5_K1",
-    "FTS_COLD_MAX",
-    "FTS_COLUMNS",
-    "FTS_POSTINGS_BUDGET",
-    "MAX_RECALL_TIMES",
-    "MAX_TRIGRAMS",
-    "NUMPY_KNN_MAX_BYTES",
-    "QUERY_CACHE_SIZE",
-    "QUICK_CHECK_MAX_BYTES",
-    "SCHEMA_VERSION",
-    "TRIGRAM_COLUMNS",
-    "Bm25Replica",
-    "Index",
-    "IndexFileError",
-    "IndexReport",
-    "Progress",
-    "RecallStats",
-    "default_index_path",
-    "embed_text",
-    "knn_like_sqlite_vec",
-    "match_any",
-    "remove_index_files",
-    "resolve_index_path",
-    "trigram_content",
-    "trigram_match",
-    "trigram_terms",
-]
+__all__ = ["Index"]
 
 
 class Index:
@@ -512,8 +465,6 @@ class Index:
                     for mid, blob in self.core.conn.execute("SELECT id, signature FROM signatures")
                 }
             return dict(self._signatures)
-
-    signature_bits = BITS
 
     def edges(self) -> list[tuple[str, str, str, str]]:
         """Every stored edge as (subject, relation, object, memory_id)."""

@@ -35,7 +35,7 @@ from recall_tui.index.vector_sync import VectorFill, VectorSync
 from recall_tui.index.vectors import VectorStore
 from recall_tui.vault.model import Memory, Turn, Vault
 
-__all__ = ["IndexReport", "IndexSync", "Progress", "embed_text", "summary", "trigram_content"]
+__all__ = ["IndexReport", "IndexSync", "summary"]
 
 @dataclass(frozen=True)
 class IndexReport:

@@ -25,7 +25,9 @@ from pathlib import Path
 import apsw
 import watchfiles
 
-from recall_tui.index.store import Index, IndexFileError, IndexReport
+from recall_tui.index.schema import IndexFileError
+from recall_tui.index.store import Index
+from recall_tui.index.sync import IndexReport
 from recall_tui.vault.model import Vault
 from recall_tui.vault.reader import read_vault
 

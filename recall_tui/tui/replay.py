@@ -36,7 +36,7 @@ from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import Settings
 from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.vault.model import Vault
 
 #: Panes that draw the vault rather than the trace.

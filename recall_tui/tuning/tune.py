@@ -53,10 +53,7 @@ from recall_tui.engine.config import Config
 from recall_tui.tuning import metrics
 from recall_tui.tuning.golden import score_queries
 from recall_tui.tuning.metrics import Comparison, GoldenQuery, QueryResult
-from recall_tui.tuning.tune_space import (  # noqa: F401  (re-exported: the API of this module)
-    ALL_BOOSTS,
-    SPACE,
-    Change,
+from recall_tui.tuning.tune_space import (
     Changes,
     apply_changes,
     canon,

@@ -64,11 +64,6 @@ def literal_line(text: object, limit: int | None = None) -> str:
     return s
 
 
-def is_literal(text: str) -> bool:
-    """Whether `text` holds no character `literal` would change (CR LF aside)."""
-    return literal(text) == text.replace("\r\n", "\n")
-
-
 def safe_print(*values: object, sep: str = " ", end: str = "\n", file: TextIO | None = None,
                flush: bool = False) -> None:
     """`print` for text that may hold untrusted parts: each value goes through `literal`.

@@ -31,7 +31,7 @@ from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.panes.tuning import movement_text
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.compare import RankingDiff, diff_rankings
 from recall_tui.tuning.golden import JUDGED
 from recall_tui.tuning.metrics import GoldenQuery

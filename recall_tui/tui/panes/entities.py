@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 
 class EntitiesPane(StatePane):

@@ -11,7 +11,7 @@ from textual.widgets import Markdown, Static
 from recall_tui.tui.panes.base import StatePane, frontmatter_value, safe_markdown_parser
 from recall_tui.tui.safe import clean, lit, one_line
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 
 class MemoryPane(StatePane):

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 
 class MMRPane(StatePane):

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from recall_tui.tui.panes.base import StatePane, date_text
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 
 class SupersessionPane(StatePane):

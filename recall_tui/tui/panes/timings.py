@@ -14,7 +14,7 @@ from textual.widgets import Static
 from recall_tui.engine.trace import STAGE_ORDER
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.waterfall import ordered_stages
 
 SPARKS = "▁▂▃▄▅▆▇█"

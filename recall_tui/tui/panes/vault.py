@@ -17,7 +17,7 @@ from textual.widgets import Input, Label, Tree
 from recall_tui.tui.panes.base import StatePane
 from recall_tui.tui.safe import lit, one_line
 from recall_tui.tui.state import UIState
-from recall_tui.tui.widgets.vim import VimTree
+from recall_tui.tui.widgets.table import VimTree
 from recall_tui.vault.model import Memory, Vault
 
 

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from recall_tui.tui.keymap import BindingInfo, display_keys
 from recall_tui.tui.safe import one_line
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 
 class HelpScreen(ModalScreen[None]):

@@ -29,7 +29,7 @@ from textual.worker import get_current_worker
 
 from recall_tui.tui.safe import lit
 from recall_tui.tui.widgets.explain import ExplanationTree
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.whynot import why_text
 
 #: Hits shown per side: the whole top k the losses are judged at.

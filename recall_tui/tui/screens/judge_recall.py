@@ -37,7 +37,7 @@ from textual.worker import get_current_worker
 
 from recall_tui.agent.log import AgentRecall
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 if TYPE_CHECKING:
     from recall_tui.tui.app import RecallApp

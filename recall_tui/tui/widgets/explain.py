@@ -11,7 +11,7 @@ from rich.text import Text
 
 from recall_tui.engine.trace import Hit, StageRecord
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import SteadyBox, VimTable, VimTree
+from recall_tui.tui.widgets.table import SteadyBox, VimTable, VimTree
 from recall_tui.vault.model import Vault
 
 

@@ -1,7 +1,7 @@
 """Two small modal screens the list widgets open: a table row in full (every cell wrapped,
 nothing cut) and the `/` search box of a table or tree.
 
-They import no other widget, so the list widgets (`widgets/vim.py`) can open them (kept among
+They import no other widget, so the list widgets (`widgets/table.py`) can open them (kept among
 the widgets: a screen module importing them would make a cycle).
 """
 

@@ -22,7 +22,7 @@ from textual.message import Message
 
 from recall_tui.engine.trace import Hit, Trace
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import SteadyBox, VimTable
+from recall_tui.tui.widgets.table import SteadyBox, VimTable
 from recall_tui.vault.model import Vault
 
 STALENESS_STYLE = {"fresh": "green", "aging": "yellow", "stale": "dark_orange", "expired": "red"}

@@ -14,7 +14,7 @@ from textual.message import Message
 
 from recall_tui.engine.trace import STAGE_ORDER, StageRecord, Trace
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import SteadyBox, VimTable
+from recall_tui.tui.widgets.table import SteadyBox, VimTable
 
 BAR_WIDTH = 10
 

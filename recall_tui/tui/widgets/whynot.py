@@ -6,7 +6,7 @@ from rich.text import Text
 
 from recall_tui.engine.trace import Trace, WhyNot
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import SteadyBox, VimTable
+from recall_tui.tui.widgets.table import SteadyBox, VimTable
 from recall_tui.vault.model import Vault
 
 

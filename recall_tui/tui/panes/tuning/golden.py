@@ -29,7 +29,7 @@ from recall_tui.tui.panes.tuning.common import (
 )
 from recall_tui.tui.panes.tuning.evidence import EvidenceChart
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 # Where the judged queries are: the tuning layer's one rule (`eval`, `tune`, `errors` and the
 # gate read the same file).

@@ -28,7 +28,7 @@ from recall_tui.tui.panes.tuning.common import (
     parse_knob,
 )
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.compare import diff_rankings, rank_deltas
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from recall_tui.tui.panes.tuning.common import (
 )
 from recall_tui.tui.panes.tuning.side_set import SUMMARY_KEY, SetView
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.compare import diff_ids
 from recall_tui.tuning.snapshot import Entry, QueryDiff
 

@@ -25,7 +25,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from recall_tui.tui.safe import lit
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning import snapshot as S
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from recall_tui.engine.config import Config
 from recall_tui.tui.figures import change_figures
 from recall_tui.tui.panes.tuning.common import GOLDEN_K, _fig
 from recall_tui.tui.safe import lit, one_line
-from recall_tui.tui.widgets.vim import VimTable
+from recall_tui.tui.widgets.table import VimTable
 
 if TYPE_CHECKING:
     from recall_tui.tui.panes.tuning.pane import TuningPane
@@ -350,7 +350,7 @@ class TuneTab(Vertical):
 
     def _draw_tune(self) -> None:
         """The result's tables, every figure a field of the `TuneResult`."""
-        from recall_tui.tuning.tune import describe
+        from recall_tui.tuning.tune_space import describe
 
         summary = self.query_one("#tune-summary", Static)
         cmp_t = self.query_one("#tune-compare", VimTable)
@@ -420,7 +420,7 @@ class TuneTab(Vertical):
 
     def apply_tuned(self, row: int) -> None:
         """Make configuration `row` of the table the knobs on screen."""
-        from recall_tui.tuning.tune import describe
+        from recall_tui.tuning.tune_space import describe
 
         r = self.result
         if r is None or not 0 <= row < len(r.leaderboard):

@@ -1,6 +1,6 @@
 """`recall-tui bench --tui`: keystroke to painted results, measured through the real app.
 
-Lives in the front end (it drives Textual); the engine-side benchmark is `recall_tui.diagnostics.bench`,
+Lives in the front end (it drives Textual); the engine-side benchmark is `recall_tui.diagnostics.engine_bench`,
 whose stand-in embedder and statistics it reuses.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from textual import events
 
-from recall_tui.diagnostics.bench import make_bench_embedder, stats
+from recall_tui.diagnostics.engine_bench_child import make_bench_embedder, stats
 from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.index.store import Index

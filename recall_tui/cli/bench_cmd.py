@@ -83,7 +83,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_tui.diagnostics.bench import format_table, run_bench
+    from recall_tui.diagnostics.engine_bench import run_bench
+    from recall_tui.diagnostics.engine_bench_report import format_table
 
     vault = Path(args.vault) if args.vault else None
     if vault is not None and not is_folder_or_say("recall-tui bench", vault):
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
     if baseline is not None:
-        from recall_tui.diagnostics.bench_results import compare_baseline
+        from recall_tui.diagnostics.engine_bench_report import compare_baseline
 
         result["baseline"] = compare_baseline(result, baseline, args.baseline)
     safe_print(format_table(result, stages=args.stages))
@@ -162,13 +163,13 @@ def run(args: argparse.Namespace) -> int:
 def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None, log) -> int:
     """`--tui`: keystroke-to-paint latency per vault, printed as p50/p95 per pass, with the
     phases of a paced keystroke."""
-    from recall_tui.diagnostics.bench import (
+    from recall_tui.diagnostics.engine_bench import synth_vault
+    from recall_tui.diagnostics.engine_bench_child import (
         default_queries,
         embedder_for,
         load_queries,
-        synth_vault,
     )
-    from recall_tui.tui.bench import tui_keystroke_bench
+    from recall_tui.tui.paint_timing import tui_keystroke_bench
 
     targets = ([(vault, None)] if vault is not None else
                [(synth_vault(n, Path(args.synth_dir) if args.synth_dir else None, log=log), n)
@@ -207,7 +208,7 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
 
 def _run_hook(args: argparse.Namespace, vault: Path | None, log) -> int:
     """`--hook`: whole-process wall time of a prompt hook, warm and in-process."""
-    from recall_tui.agent.bench import format_hook_bench, hook_bench
+    from recall_tui.agent.hook_timing import format_hook_bench, hook_bench
 
     root = vault or (Path("sample-vault") if Path("sample-vault").is_dir() else None)
     if root is None:

@@ -1,5 +1,5 @@
 """The benchmark's results judged and shown: the machine's facts, the performance targets and
-the text table `recall-tui bench` prints. Re-exported by `recall_tui.diagnostics.bench`.
+the text table `recall-tui bench` prints.
 Headless.
 """
 

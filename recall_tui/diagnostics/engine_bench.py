@@ -1,6 +1,6 @@
 """Benchmarks: the pipeline per stage, the index, memory, and the stages against oracles.
 
-`run_bench` measures one vault per fresh child process (`python -m recall_tui.diagnostics.bench child`),
+`run_bench` measures one vault per fresh child process (`python -m recall_tui.diagnostics.engine_bench child`),
 so each vault's peak memory (`ru_maxrss`) is its own: onnxruntime and SQLite allocate outside
 Python's heap, where tracemalloc cannot see. In the child:
 
@@ -17,7 +17,7 @@ Python's heap, where tracemalloc cannot see. In the child:
 `cold_start` times a fresh process from its start to the first recall result. Headless.
 
 This module is the parent side and the child's entry point; the child's measurements live in
-`bench_measure.py`, the targets and the text table in `bench_results.py` (all re-exported here).
+`engine_bench_child.py`, the targets and the text table in `engine_bench_report.py`.
 """
 
 from __future__ import annotations
@@ -35,32 +35,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from recall_tui.diagnostics.bench_measure import (  # noqa: F401  (re-exported)
-    AUTO_LOCAL_MAX,
+from recall_tui.diagnostics.engine_bench_child import (
     BENCH_KIND,
-    BENCH_NOW,
     BENCH_VERSION,
-    ORACLE_QUERIES,
-    SCORE_TOLERANCE,
-    STANDIN_DIM,
-    STANDIN_MODEL,
-    StandinEmbedder,
     cold_start_child,
     default_queries,
     embedder_for,
     first_open_child,
-    keyword_oracle,
     load_queries,
-    make_bench_embedder,
     measure_vault,
-    peak_rss_mb,
     stats,
-    vector_oracle,
 )
-from recall_tui.diagnostics.bench_results import (  # noqa: F401  (re-exported)
-    Target,
+from recall_tui.diagnostics.engine_bench_report import (
     evaluate_targets,
-    format_table,
     machine_facts,
 )
 
@@ -98,9 +85,9 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
 
 def _child(args: list[str], log: Callable[[str], None] = lambda s: None
            ) -> tuple[dict[str, Any], float]:
-    """Run `python -m recall_tui.diagnostics.bench ARGS`, pass its progress lines (stderr) to `log`, and
+    """Run `python -m recall_tui.diagnostics.engine_bench ARGS`, pass its progress lines (stderr) to `log`, and
     parse the JSON it prints last on stdout; also the epoch time it was spawned at."""
-    cmd = [sys.executable, "-m", "recall_tui.diagnostics.bench", *args]
+    cmd = [sys.executable, "-m", "recall_tui.diagnostics.engine_bench", *args]
     spawned = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     errors: list[str] = []
@@ -250,7 +237,7 @@ def _progress(text: str) -> None:
 def _main(argv: list[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m recall_tui.diagnostics.bench")
+    p = argparse.ArgumentParser(prog="python -m recall_tui.diagnostics.engine_bench")
     sub = p.add_subparsers(dest="mode", required=True)
     c = sub.add_parser("child")
     c.add_argument("vault")

@@ -1,10 +1,10 @@
-"""The benchmark's measurements of one vault, run in a fresh child process (see `bench.py`).
+"""The benchmark's measurements of one vault, run in a fresh child process (see `engine_bench.py`).
 
 `measure_vault` reads the vault, builds its index into a temporary file, re-indexes one changed
 memory, times every stage and the whole pipeline, and compares the keyword and vector stages
 with their oracles (rank_bm25 and numpy brute force); `cold_start_child` times the phases from
 interpreter start to the first recall. Also the stand-in embedder and the small helpers they
-share. Re-exported by `recall_tui.diagnostics.bench`. Headless.
+share. Headless.
 
 Long module: everything the child process of one bench run measures, in one place, so the
 child imports one module and its figures are read top to bottom in the order they are taken.
@@ -62,6 +62,10 @@ class StandinEmbedder:
             v = np.random.default_rng(seed).standard_normal(self.dim)
             out[i] = v / np.linalg.norm(v)
         return out
+
+    def release(self) -> bool:
+        """Nothing is loaded."""
+        return False
 
 
 def make_bench_embedder(kind: str):
