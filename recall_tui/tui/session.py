@@ -176,13 +176,14 @@ class SessionTools:
         from recall_tui.engine import calibration
 
         engine = self.app.engine
-        index = getattr(engine, "index", None)
-        if index is None:
+        index = engine.index if engine is not None else None
+        if engine is None or index is None:
             return
         t0 = time.perf_counter()
         try:
             vec = index.embed_query("warm up")
-            index.vector_search(vec, 1)
+            if vec is not None:
+                index.vector_search(vec, 1)
             # (not while a progressive open still embeds: the calibration is made again
             # from the vectors when they arrive)
             if engine.config.floor.calibrated and not self.app.opening.vectors_pending:
