@@ -18,7 +18,6 @@ from textual.widgets import Checkbox, Input, Static
 
 from recall_tui.agent.active import read_active, write_active
 from recall_tui.agent.log import read_agent_log
-from recall_tui.engine import open_engine
 from recall_tui.engine.trace import trace_time
 from recall_tui.tui.app import make_app
 from recall_tui.tui.panes.agent import AgentPane
@@ -87,9 +86,8 @@ async def show_agent_pane(pilot, app) -> AgentPane:
     return app.agent.pane()
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, engine):

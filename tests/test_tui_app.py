@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from rich.text import Text
 from textual.command import CommandList
 from textual.widgets import Input, Markdown
@@ -37,14 +36,8 @@ SIZE = (120, 36)
 QUERY = "postgres upgrade"
 
 
-@pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    """The real engine with the local embedder; the index is built once for the module."""
-    return open_engine(session_vault_copy, preset="default", embedder="local")
-
-
 def new_app(engine, **kw) -> RecallApp:
-    engine.clear_cache()  # the engine is shared by the module; each test starts cold
+    engine.clear_cache()  # the engine is shared by the module (tests/conftest.py); each test starts cold
     return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 

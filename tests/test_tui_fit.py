@@ -16,7 +16,6 @@ import pytest
 from rich.text import Text
 from textual.widgets import Label
 
-from recall_tui.engine import open_engine
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.figures import change_figures
 from recall_tui.tui.safe import one_line
@@ -29,10 +28,8 @@ from tests.waiting import wait_until
 QUERY = "postgres upgrade"
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    """A private copy: the test saves a preset into the vault."""
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 def region_text(app: RecallApp, widget) -> list[str]:

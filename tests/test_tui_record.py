@@ -10,7 +10,7 @@ import json
 import pytest
 
 from recall_tui.diagnostics.recording import RECORDINGS_DIR, load_traces, read_recording
-from recall_tui.engine import Engine, open_engine
+from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.index.embed import make_embedder
 from recall_tui.index.store import Index
@@ -28,9 +28,8 @@ def status_text(app) -> str:
     return str(app.main().query_one("#status").content)
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(engine, vault_copy):

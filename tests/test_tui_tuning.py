@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.widgets import Input, Select, Static, TextArea
 
 from recall_tui.engine import open_engine
 from recall_tui.engine.config import load_preset
-from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.app import RecallApp
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
 from recall_tui.tui.screens.edit import GradeScreen, RecallWhenScreen
 from recall_tui.tui.widgets.vim import VimTable
@@ -24,7 +23,7 @@ from recall_tui.tuning.compare import diff_rankings, rank_deltas
 from recall_tui.tuning.golden import run_golden
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import settle
+from tests.test_tui_app import new_app, settle
 from tests.waiting import TIMEOUT, wait_until
 
 SIZE = (140, 40)
@@ -32,17 +31,6 @@ QUERY = "postgres upgrade"
 #: A judged paraphrase whose grade-3 answer the default preset misses (docs/tuning.md).
 PARAPHRASE = "what fee do we pay for family pictures sitting offsite"
 MISSED = "homelab-backup-restic-b2"
-
-
-@pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    """The real engine on the shared read-only copy, index built once for the module."""
-    return open_engine(session_vault_copy, preset="default", embedder="local")
-
-
-def new_app(engine, **kw) -> RecallApp:
-    engine.clear_cache()
-    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
 async def until(pilot, cond, timeout: float = TIMEOUT, what: str = "condition") -> None:
