@@ -19,6 +19,7 @@ from recall_tui.engine.trace import STAGE_ORDER
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.messages import RecallDone
+from recall_tui.tui.panes.supersession import SupersessionPane
 from recall_tui.tui.panes.vault import VaultTree
 from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
 from recall_tui.tui.screens.main import MainScreen
@@ -104,6 +105,20 @@ def tree_labels(tree) -> list[str]:
 
     walk(tree.root)
     return out
+
+
+async def set_query(pilot, app: RecallApp, text: str) -> None:
+    """Replace the query with `text` in one edit and wait for its recall on screen."""
+    await settle(pilot, app)
+    field = app.main().query_one("#query", Input)
+    field.focus()
+    field.value = text
+    await settle(pilot, app)
+
+
+def row_ids(table: VimTable) -> list[str]:
+    """The row keys of `table`, top to bottom (a hit table's are memory ids)."""
+    return [r.value for r in table.rows]
 
 
 async def test_typing_a_query_shows_the_traces_hits(engine):
@@ -540,3 +555,47 @@ async def test_hostile_memory_text_is_shown_literally(tmp_path):
         assert "\x1b]52" not in output and "\x1b[2J" not in output and "\x07" not in output
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "[bold red]x[/]" in svg.replace("&#160;", " ")
+
+
+async def test_a_cache_hit_shows_the_cached_stages(engine):
+    """A cache hit shows the cached run's stages (candidates, counts, a `cached` note), not
+    empty skipped ones."""
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, "why did the deploy fail")
+        first = app.trace
+        await set_query(pilot, app, "why did the deploy fails")
+        await set_query(pilot, app, "why did the deploy fail")
+        hit = app.trace
+        assert hit.cache_hit
+        wf = app.main().query_one(Waterfall)
+        for s in hit.stages:
+            if s.name in ("query.parse", "cache"):
+                continue
+            before = first.stage(s.name)
+            assert s.cached and s.candidates == before.candidates, s.name
+            assert cell_text(wf, wf.get_row_index(s.name), "n") == str(len(before.candidates))
+            assert cell_text(wf, wf.get_row_index(s.name), "note").startswith("cached")
+        assert hit.stage("mmr").skipped == first.stage("mmr").skipped
+        assert "skipped: cache hit" not in str(hit.stages)
+
+
+async def test_the_filter_count_and_a_superseded_drop_are_shown(engine):
+    """The waterfall's n for the filter is its kept count, and the Supersession pane says at
+    which stage and why a superseded memory was dropped."""
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        f = app.trace.stage("filter")
+        kept = f.info_dict()["kept"]
+        wf = app.main().query_one(Waterfall)
+        assert cell_text(wf, wf.get_row_index("filter"), "n") == kept != "0"
+        gone = next(d for d in f.dropped if d.reason.startswith("superseded"))
+        app.open_memory(gone.id)
+        await pilot.press("3")  # focus is in the Memory pane; escape would go to the query (issue 22)
+        await wait_until(pilot, lambda: bool(app.main().query(SupersessionPane)), "the pane")
+        pane = app.main().query_one(SupersessionPane)
+        table = pane.query_one("#chain-table", VimTable)
+        await wait_until(pilot, lambda: table.row_count > 0, "the chain")
+        cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
+        assert f"dropped at filter: {gone.reason}" in cells

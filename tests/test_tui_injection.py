@@ -12,15 +12,15 @@ from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.popups import RowScreen
 from recall_tui.tui.widgets.results import INJECTED, ResultsTable, agent_cut, injection_legend
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, screen_text, settle, tree_labels
-from tests.test_tui_bugs import new_app, query, until
+from tests.test_tui_app import cell_text, new_app, screen_text, set_query, settle, tree_labels
 from tests.test_tui_newcomer import QUERY, engine, open_pinned_in_full  # noqa: F401  (the module's shared engine)
+from tests.waiting import wait_until
 
 
 async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
     app = new_app(engine)
     async with app.run_test(size=(160, 40)) as pilot:
-        await query(pilot, app, QUERY)
+        await set_query(pilot, app, QUERY)
         bar_k = engine.config.k + 3
         app.main().query_one("#k", Input).value = str(bar_k)
         await settle(pilot, app)
@@ -92,7 +92,7 @@ async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F8
         tree.focus()
         tree.move_cursor(tree.root)
         await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, RowScreen), "the line in full")
+        await wait_until(pilot, lambda: isinstance(app.screen, RowScreen), "the line in full")
         shown = str(app.screen.query_one(".row-cell").render())
         assert " ".join(title.split()) in " ".join(shown.split())
         assert "found by no channel" in shown  # the lines under it too

@@ -21,8 +21,9 @@ from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.vim import VimTable
 from recall_tui.tui.widgets.whynot import PinnedTable
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, screen_text, settle, tree_labels
-from tests.test_tui_bugs import new_app, query, until
+from tests.test_tui_app import cell_text, new_app, screen_text, settle, tree_labels
+from tests.test_tui_app import set_query as query
+from tests.waiting import wait_until as until
 
 QUERY = "postgres upgrade"
 

@@ -23,7 +23,7 @@ from recall_tui.tuning.compare import diff_rankings, rank_deltas
 from recall_tui.tuning.golden import run_golden
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import new_app, settle
+from tests.test_tui_app import new_app, set_query, settle
 from tests.waiting import TIMEOUT, wait_until
 
 SIZE = (140, 40)
@@ -276,3 +276,33 @@ async def test_editor_key_without_editor_says_so(engine, monkeypatch):
         await until(pilot, lambda: any("$EDITOR is not set" in str(n.message)
                                        for n in app._notifications), what="the $EDITOR notice")
         assert Path(engine.vault.root, engine.vault.get(app.current_id).path).read_bytes() == before
+
+
+async def test_the_bar_the_k_knob_and_the_hits_use_one_k(engine):
+    """One k for the query bar, the knobs tab and the hits: the preset's k (the CLI's rule, and
+    the status line says so), and the k knob set to 3 gives 3 hits."""
+    app = new_app(engine)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await set_query(pilot, app, QUERY)
+        # the CLI's rule: the preset's k, and the screen says where it came from
+        assert app.trace.k == engine.config.k and app.request.k is None
+        assert f"k {engine.config.k} (preset)" in str(app.main().query_one("#status").render())
+        app.main().query_one("#results").focus()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: bool(app.main().query(TuningPane)), "the tuning pane")
+        pane = app.main().query_one(TuningPane)
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "the tuned runs")
+        knobs = pane.query_one("#knob-table", VimTable)
+        assert str(knobs.get_cell("k", "value")) == str(app.trace.k)
+        assert len(pane.knobs.runs.current.hits) == len(app.trace.hits)
+        # the k knob set to 3 gives 3 hits
+        knobs.focus()
+        knobs.move_cursor(row=knobs.get_row_index("k"), animate=False)
+        await wait_until(pilot, lambda: pane.knobs.selected_knob() == "k", "the k knob highlighted")
+        await pilot.press("enter")
+        field = pane.query_one("#knob-input", Input)
+        assert field.has_focus
+        field.value = "3"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.current.k == 3, "k 3 applied")
+        assert pane.query_one("#tuned-hits", VimTable).row_count == 3
