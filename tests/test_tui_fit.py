@@ -22,14 +22,10 @@ from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import SavePresetScreen
 from recall_tui.tui.screens.main import PANES
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, screen_text, settle
+from tests.test_tui_app import cell_text, new_app, screen_text, set_query, settle
 from tests.waiting import wait_until
 
 QUERY = "postgres upgrade"
-
-
-#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
-pytestmark = pytest.mark.own_vault
 
 
 def region_text(app: RecallApp, widget) -> list[str]:
@@ -84,6 +80,7 @@ def test_change_figures_agree_at_one_precision():
     assert change_figures(None, 0.5, None) == ("—", "0.500", "—")
 
 
+@pytest.mark.own_vault  # the test saves a preset into the vault
 async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault_copy):
     app = make_app(engine.vault.root, now=PINNED_NOW, engine=engine, query=QUERY)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -151,3 +148,25 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         await wait_until(pilot, lambda: all(
             cell_text(side, r, "id") in "\n".join(region_text(app, side))
             for r in range(side.row_count)), "every id of side A whole")
+
+
+async def test_the_stage_notes_end_in_an_ellipsis_at_80_columns(engine):
+    """At 80 columns the stage list cuts its notes with … instead of scrolling sideways."""
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await set_query(pilot, app, QUERY)
+        wf = app.main().query_one(Waterfall)
+        notes = {s.name: s.reason for s in app.trace.stages if s.reason}
+        longest = max(notes.values(), key=len)
+        assert len(longest) > wf.size.width, "precondition: a note longer than the box"
+
+        def fitted() -> bool:
+            note = wf.columns[next(k for k in wf.columns if k.value == "note")]
+            return not note.auto_width and wf.virtual_size.width <= wf.size.width
+
+        await wait_until(pilot, fitted, "the stage list to fit its box (no sideways scroll)")
+        assert wf.max_scroll_x == 0
+        text = "\n".join(strip.text for strip in wf.render_lines(wf.region.reset_offset))
+        assert "…" in text, f"a cut note ends in …:\n{text}"

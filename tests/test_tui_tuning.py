@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Select, Static, TextArea
 
 from recall_tui.engine import open_engine
@@ -306,3 +307,128 @@ async def test_the_bar_the_k_knob_and_the_hits_use_one_k(engine):
         await pilot.press("enter")
         await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.current.k == 3, "k 3 applied")
         assert pane.query_one("#tuned-hits", VimTable).row_count == 3
+
+
+@pytest.mark.own_vault
+async def test_side_by_side_compares_any_two_configurations(engine, vault_copy):
+    """Side by side (`D`) runs any two presets or saved configurations, with titles and scores;
+    a configuration saved since the app opened is a choice once the tab is shown again."""
+    from textual.widgets import Select
+
+    from recall_tui.engine.config import load_preset
+    from recall_tui.tui.panes.tuning import START
+    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tuning.compare import diff_rankings
+
+    eng = engine
+    app = new_app(eng)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("D")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "tuned runs")
+        k = pane.config.k  # the side by side runs both sides at the knobs' k
+
+        async def compare(a: str, b: str) -> None:
+            pane.query_one("#side-preset", Select).value = a
+            pane.query_one("#side-b-preset", Select).value = b
+            await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs is not None and (
+                pane.knobs.runs.side_name, pane.knobs.runs.side_b_name) == (a, b), f"{a} vs {b}")
+
+        def check(trace_a, trace_b, title_a: str, title_b: str) -> None:
+            d = diff_rankings(trace_a, trace_b)
+            assert pane.knobs.runs.side_diff.movements == d.movements
+            for side, trace, ids, title in (("#side-a", trace_a, d.a, title_a),
+                                            ("#side-b", trace_b, d.b, title_b)):
+                table = pane.query_one(side, VimTable)
+                assert table.border_title == title
+                assert [r.value for r in table.rows] == list(ids)
+                for r in table.rows:
+                    hit = trace.hit(r.value)
+                    assert str(table.get_cell(r, "score")) == f"{hit.score:.3f}"
+                    assert str(table.get_cell(r, "title")) == hit.title
+
+        # two presets, neither of them the tuned one
+        await compare("memoria", "bastra")
+        a = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("memoria", vault_copy))
+        b = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("bastra", vault_copy))
+        assert [h.id for h in a.hits] != [h.id for h in b.hits], "precondition: they disagree"
+        check(a, b, "A: preset memoria", "B: preset bastra")
+        figures = str(pane.query_one("#side-figures", Static).render())
+        assert figures.startswith("A preset memoria vs B preset bastra")
+
+        # a configuration saved since the app opened is a choice once the tab is shown again
+        saved = vault_copy / ".recall" / "presets" / "mine.toml"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text('extends = "memoria"\nk = 3\n', "utf-8")
+        await pilot.press("t")
+        await pilot.press("D")
+        select = pane.query_one("#side-b-preset", Select)
+        await wait_until(pilot, lambda: ("mine (saved in the vault)", "mine")
+                         in select._options, "the saved configuration among the choices")
+        await compare(START, "mine")
+        mine = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("mine", vault_copy))
+        check(pane.knobs.runs.baseline, mine, "A: start (default)", "B: preset mine")
+
+
+async def test_the_golden_tab_loads_another_queries_file(engine, tmp_path):
+    """The golden tab scores another queries file, names a bad or missing one with the line and
+    the reason, and an empty path goes back to the vault's own golden.jsonl."""
+    from recall_tui.tui.panes.tuning import GOLDEN_K
+    from recall_tui.tui.widgets.vim import VimTable
+    from recall_tui.tuning.golden import run_golden
+    from recall_tui.tuning.metrics import read_golden
+
+    other = tmp_path / "more-queries.jsonl"
+    other.write_text(json.dumps({"query": QUERY, "relevant": {"billing-pg16-upgrade": 3}})
+                     + "\n" + json.dumps({"query": "E_BILLING_4012",
+                                          "relevant": ["billing-error-codes"]}) + "\n", "utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"query": "ok", "relevant": ["a"]}\n{"query": 3}\n', "utf-8")
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning_pane()
+        await wait_until(pilot, lambda: pane.golden.current is not None and not pane.golden.busy,
+                         "the vault's golden set scored")
+        assert len(pane.golden.queries) > 2, "precondition: the vault's own set is bigger"
+        field = pane.query_one("#golden-file", Input)
+        summary = pane.query_one("#golden-summary", Static)
+        table = pane.query_one("#golden-table", VimTable)
+
+        async def load(text: str) -> None:
+            field.focus()
+            field.value = text
+            await pilot.press("enter")
+
+        await load(str(other))
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == 2, "the other file scored")
+        want = run_golden(engine, read_golden(other), pane.config, k=GOLDEN_K, now=PINNED_NOW)
+        assert pane.golden.current.means == want.means
+        assert [str(table.get_cell_at((r, 5))) for r in range(table.row_count)] == [
+            QUERY, "E_BILLING_4012"]
+        assert f"from {other}" in str(summary.render())
+
+        # a bad file: the message names the file and the line and the reason; nothing scored
+        await load(str(broken))
+        await wait_until(pilot, lambda: pane.golden.error is not None, "the bad file refused")
+        shown = str(summary.render())
+        assert f"{broken}:2:" in shown and '"query" must be a non-empty string' in shown
+        assert table.row_count == 0
+        await load(str(tmp_path / "missing.jsonl"))
+        await wait_until(pilot, lambda: "missing.jsonl" in str(summary.render()),
+                         "the missing file named")
+        assert "no such file" in str(summary.render()).lower()
+
+        # empty: back to the vault's own golden.jsonl
+        await load("")
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.error is None
+                         and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == len(pane.golden.queries) > 2,
+                         "the vault's golden set again")
