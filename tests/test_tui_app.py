@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from rich.text import Text
 from textual.command import CommandList
 from textual.widgets import Input, Markdown
@@ -21,6 +22,7 @@ from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.messages import RecallDone
 from recall_tui.tui.panes.supersession import SupersessionPane
 from recall_tui.tui.panes.vault import VaultTree
+from recall_tui.tui.replay import make_replay_app
 from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import load_settings
@@ -599,3 +601,31 @@ async def test_the_filter_count_and_a_superseded_drop_are_shown(engine):
         await wait_until(pilot, lambda: table.row_count > 0, "the chain")
         cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
         assert f"dropped at filter: {gone.reason}" in cells
+
+
+@pytest.mark.own_vault
+async def test_a_cache_hit_adds_no_stage_times(engine):
+    """The timings count runs, not cache hits: a hit adds the parse and the cache lookup, no
+    later stage's time (live and in replay)."""
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.trace.config["cache"]["enabled"], "the premise: the default preset caches"
+        field = app.main().query_one("#query", Input)
+        field.value = "billing"
+        await settle(pilot, app)
+        assert not app.trace.cache_hit
+        runs = {name: len(ms) for name, ms in app.timings.items()}
+        field.value = QUERY
+        await settle(pilot, app)
+        assert app.trace.cache_hit, "the same query again is a cache hit"
+        # the hit ran the parse and the cache lookup; every later stage is the cached run's
+        # record, whose time was counted when it ran
+        assert len(app.timings["cache"]) == runs["cache"] + 1
+        for name in ("fuse", "keyword", "filter"):
+            assert len(app.timings[name]) == runs[name], name
+    first = engine.recall("vegetarian diet", now=PINNED_NOW)
+    again = engine.recall("vegetarian diet", now=PINNED_NOW)
+    assert again.cache_hit
+    replay = make_replay_app([first, again], "recording.jsonl")
+    assert len(replay.timings["fuse"]) == 1 and len(replay.timings["cache"]) == 2

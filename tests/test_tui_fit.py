@@ -23,6 +23,7 @@ from recall_tui.tui.screens.edit import SavePresetScreen
 from recall_tui.tui.screens.main import PANES
 from tests.conftest import PINNED_NOW
 from tests.test_tui_app import cell_text, new_app, screen_text, set_query, settle
+from tests.test_tui_tuning import open_knobs
 from tests.waiting import wait_until
 
 QUERY = "postgres upgrade"
@@ -170,3 +171,28 @@ async def test_the_stage_notes_end_in_an_ellipsis_at_80_columns(engine):
         assert wf.max_scroll_x == 0
         text = "\n".join(strip.text for strip in wf.render_lines(wf.region.reset_offset))
         assert "…" in text, f"a cut note ends in …:\n{text}"
+
+
+@pytest.mark.own_vault
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_knob_values_show_on_small_terminals(engine, size):
+    """The knobs tab shows each value (whole or cut with …) at 80x24 and 100x30."""
+    from tests.test_tui_app import cell_text as cell
+
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await open_knobs(pilot, app)
+        table = app.tuning_pane().query_one("#knob-table")
+        await wait_until(pilot, lambda: table.row_count > 3 and table.size.width, "the knobs")
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).split("\n")
+        top = table.content_region.y + 1  # under the header
+        shown = 0
+        for row in range(min(table.row_count, table.content_region.height - 2)):
+            value = cell(table, row, "value")
+            line = lines[top + row]
+            assert value[:6] in line or value[:5] + "…" in line, (row, value, line)
+            shown += 1
+        assert shown >= 3

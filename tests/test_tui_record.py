@@ -190,3 +190,27 @@ async def test_the_bug_report_records_k_pins_and_filters_and_replays_them(engine
             replay.main().query_one(ResultsTable)), "the replayed hits")
         assert row_ids(replay.main().query_one(ResultsTable)) == [h.id for h in shown.hits]
         assert replay.pinned == pins
+
+
+def test_the_bug_report_fits_an_issue_and_labels_its_first_run(engine):
+    """A big bug report fits an issue body (the full trace goes to its .json twin), and its
+    first run says whether the process was warm or cold."""
+    from recall_tui.diagnostics.report import (
+        ISSUE_BODY_LIMIT,
+        build_report,
+        render_markdown,
+        report_to_json,
+    )
+
+    report = build_report(engine, QUERY, 0, PINNED_NOW, k=40, verbosity="full",
+                          warm_process=True)
+    md = render_markdown(report)
+    assert len(report.trace.to_json(indent=2)) > ISSUE_BODY_LIMIT, "the premise: a big trace"
+    assert len(md) <= ISSUE_BODY_LIMIT
+    assert "The full trace is in the report's .json twin" in md
+    assert "first (warm process) run" in md and "| cold |" not in md
+    assert report.trace.to_dict() in __import__("json").loads(report_to_json(report))["traces"]
+    # a small report keeps the trace in its collapsed block, and a cold one says cold
+    small = build_report(engine, QUERY, 0, PINNED_NOW)
+    text = render_markdown(small)
+    assert "Full trace JSON" in text and "cold run" in text

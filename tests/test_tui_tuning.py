@@ -54,6 +54,14 @@ async def open_tuning(pilot, app: RecallApp, query: str, key: str = "t") -> Tuni
     return pane
 
 
+async def open_knobs(pilot, app: RecallApp):
+    app.main().query_one("#results").focus()
+    await pilot.press("t")
+    await wait_until(pilot, lambda: app.tuning_pane() is not None
+                     and app.tuning_pane().config is not None, "the tuning pane")
+    return app.tuning_pane()
+
+
 def cells(table: VimTable, column: str) -> dict[str, str]:
     """Row key -> plain text of one column."""
     return {row.value: str(table.get_cell(row, column)) for row in table.rows}
@@ -432,3 +440,50 @@ async def test_the_golden_tab_loads_another_queries_file(engine, tmp_path):
                          and pane.golden.current is not None
                          and len(pane.golden.current.queries) == len(pane.golden.queries) > 2,
                          "the vault's golden set again")
+
+
+@pytest.mark.own_vault
+async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy):
+    """Loading a queries file in the golden tab moves the focus to its list; an integer
+    category is accepted (it is a label)."""
+    qfile = vault_copy / "other.jsonl"
+    qfile.write_text('{"query": "postgres upgrade", "relevant": {"billing-db-postgres16": 2},'
+                     ' "category": 3}\n', encoding="utf-8")
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning_pane() is not None
+                         and app.tuning_pane().config is not None, "the golden tab")
+        pane = app.tuning_pane()
+        path = pane.query_one("#golden-file", Input)
+        path.focus()
+        path.value = str(qfile)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is not None
+                         and app.focused.id == "golden-table", "the golden list focused")
+        await wait_until(pilot, lambda: pane.golden.current is not None
+                         or pane.golden.error, "the file scored")
+        # an integer category is accepted (it is a label)
+        assert not pane.golden.error, pane.golden.error
+
+
+@pytest.mark.own_vault
+async def test_side_by_side_compares_at_one_depth(engine):
+    """Both sides of side by side run at the knobs' k, and the figures say so."""
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        pane = await open_knobs(pilot, app)
+        assert engine.config.k == 5, "the premise: the default preset asks for 5"
+        assert pane.knobs.edit_knob("k", "10")
+        await pilot.press("D")
+        pane.query_one("#side-preset", Select).value = "default"
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy
+                         and pane.knobs.runs.side_name == "default"
+                         and pane.knobs.runs.current.k == 10, "the two sides")
+        runs = pane.knobs.runs
+        assert runs.side.k == runs.current.k == runs.side_diff.k == 10
+        await wait_until(pilot, lambda: "both at k 10" in str(
+            pane.query_one("#side-figures").render()), "the depth on screen")
