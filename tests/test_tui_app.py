@@ -40,7 +40,7 @@ QUERY = "postgres upgrade"
 
 
 def new_app(engine, **kw) -> RecallApp:
-    engine.clear_cache()  # the engine is shared by the module (tests/conftest.py); each test starts cold
+    engine.clear_cache()  # shared by the module (tests/conftest.py): each test starts cold
     return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
@@ -594,7 +594,7 @@ async def test_the_filter_count_and_a_superseded_drop_are_shown(engine):
         assert cell_text(wf, wf.get_row_index("filter"), "n") == kept != "0"
         gone = next(d for d in f.dropped if d.reason.startswith("superseded"))
         app.open_memory(gone.id)
-        await pilot.press("3")  # focus is in the Memory pane; escape would go to the query (issue 22)
+        await pilot.press("3")  # focus is in the Memory pane; escape would go to the query
         await wait_until(pilot, lambda: bool(app.main().query(SupersessionPane)), "the pane")
         pane = app.main().query_one(SupersessionPane)
         table = pane.query_one("#chain-table", VimTable)
@@ -629,3 +629,23 @@ async def test_a_cache_hit_adds_no_stage_times(engine):
     assert again.cache_hit
     replay = make_replay_app([first, again], "recording.jsonl")
     assert len(replay.timings["fuse"]) == 1 and len(replay.timings["cache"]) == 2
+
+
+@pytest.mark.fusion_max
+async def test_the_explanation_shows_the_fusion_formula_and_the_scaling_step(engine):
+    """Every number traceable: the explanation prints the fusion rule with its terms and the
+    scaling step that gives the score."""
+    app = new_app(engine)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await set_query(pilot, app, QUERY)
+        hit = app.trace.hits[0]
+        labels = tree_labels(app.main().query_one(ExplanationTree))
+        rule, *parts = hit.explain.fusion.split("; ")
+        assert app.trace.config["fuse"]["method"] == "convex"  # the default preset's fusion
+        assert rule.startswith("convex: Σ w x (raw - worst) / (best - worst)") and rule in labels
+        assert all(p in labels for p in parts)
+        first, *rest = hit.explain.scaling.split("; ")
+        assert f"scale: {first}" in labels and all(p in labels for p in rest)
+        # the printed step gives the score: 100 x before / best = final
+        before, best = (float(x) for x in first.split(" = ")[0][len("100 x "):].split(" / "))
+        assert 100 * before / best == pytest.approx(hit.score, rel=1e-3)

@@ -1,10 +1,11 @@
-"""Issue 22's layout polish, in one app session resized through the four sizes the layout is
+"""The layout fits: one app session resized through the four sizes the layout is
 designed for (80x24, 100x30, 120x40, 200x60): the pane tab strip and the status line fit or
 end in `…`, the settings bar shows every setting, the knobs list shows its values with
 readable names and the knob's whole documentation, the side-by-side ids are whole; and the
 figures shown agree (the golden summary's before → after (delta), the save dialog's count of
 changed knobs against the saved file's). Real engine, local embedder, a copy of the sample
-vault, `now` pinned. Each check failed before its fix.
+vault, `now` pinned. Each check failed before its fix. Also at small sizes: the stage list
+cuts its notes with `…` and the knobs tab shows its values.
 """
 
 from __future__ import annotations

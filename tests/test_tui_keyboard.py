@@ -8,12 +8,16 @@ the trace the engine produced.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 
-from recall_tui.tui.screens.dialogs import ConfirmScreen
+from recall_tui.tui.keymap import all_bindings
+from recall_tui.tui.panes.vault import VaultTree
+from recall_tui.tui.screens.dialogs import ConfirmScreen, PinScreen
 from recall_tui.tui.screens.edit import GradeScreen
+from recall_tui.tui.widgets.popups import FindScreen, RowScreen
 from recall_tui.tui.widgets.results import ResultsTable
-from tests.test_tui_app import QUERY, SIZE, new_app, set_query, settle
+from recall_tui.tui.widgets.whynot import PinnedTable
+from tests.test_tui_app import QUERY, SIZE, new_app, screen_text, set_query, settle
 from tests.waiting import wait_until
 
 
@@ -30,7 +34,7 @@ async def test_judge_takes_the_highlighted_hit_not_the_opened_memory(engine):
         assert app.current_id == other
         # pressed at once, before the Memory pane's deferred focus ran: that focus must not
         # switch the tabs back to the Memory pane (it did, one run in four)
-        await pilot.press("1")  # from the Memory pane (escape would go to the query: issue 22)
+        await pilot.press("1")  # from the Memory pane (escape would go to the query)
         table = app.main().query_one(ResultsTable)
         # the pane shown and laid out: a resize redraws the table (and its cursor) first
         await wait_until(pilot, lambda: app.main().active_pane() == "recall" and table.size.width > 0
@@ -127,3 +131,129 @@ async def test_a_stray_tune_key_asks_first(engine):
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
         pane = app.tuning_pane()
         assert pane is not None and not pane.tune.busy and pane.tune.state != "running"
+
+
+async def open_pinned_in_full(pilot, app, memory_id: str) -> None:
+    """Pin `memory_id`, then open its pinned row in full (enter on the Pinned box)."""
+    app.pin(memory_id)
+    await settle(pilot, app)
+    app.main().query_one(PinnedTable).focus()
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, RowScreen), "the pinned row in full")
+
+
+@pytest.mark.fusion_max
+async def test_f_shows_a_row_in_full_and_enter_on_a_pinned_row_opens_it(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await set_query(pilot, app, QUERY)
+        gone = app.trace.stage("filter").dropped[0]
+        await open_pinned_in_full(pilot, app, gone.id)
+        assert gone.reason in screen_text(app)
+        await pilot.press("escape")
+        app.main().query_one(ResultsTable).focus()
+        await pilot.press("f")
+        await wait_until(pilot, lambda: isinstance(app.screen, RowScreen), "the hit in full")
+        assert app.trace.hits[0].title in screen_text(app)
+        await pilot.press("escape")
+
+
+@pytest.mark.fusion_max
+async def test_down_up_and_enter_from_the_query_bar(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await set_query(pilot, app, QUERY)
+        field = app.main().query_one("#query", Input)
+        assert field.has_focus
+        table = app.main().query_one(ResultsTable)
+        await pilot.press("down", "down")
+        assert field.has_focus and table.cursor_row == 2
+        await pilot.press("up")
+        await wait_until(pilot, lambda: app.current_id == app.trace.hits[1].id, "the hit followed")
+        assert field.has_focus
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.main().active_pane() == "memory", "the memory pane")
+        assert app.current_id == app.trace.hits[1].id
+
+
+@pytest.mark.fusion_max
+async def test_ctrl_o_moves_between_the_boxes_of_the_pane(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await set_query(pilot, app, QUERY)
+        await pilot.press("escape")
+        seen = []
+        for _ in range(5):
+            await pilot.press("ctrl+o")
+            seen.append(app.focused.id)
+        assert {"waterfall", "pinned", "results", "explain"} <= set(seen)
+
+
+@pytest.mark.fusion_max
+async def test_ctrl_f_searches_the_focused_table(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await set_query(pilot, app, QUERY)
+        table = app.main().query_one(ResultsTable)
+        table.focus()
+        target = app.trace.hits[-1]
+        await pilot.press("ctrl+f")  # `/` is the query's, from anywhere
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen), "the search box")
+        await pilot.press(*target.title.lower(), "enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, FindScreen), "the search closed")
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == target.id
+        assert table.has_focus
+
+
+@pytest.mark.fusion_max
+async def test_vault_filter_escape_and_down_reach_the_tree_and_sort_by_date(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("7")
+        await wait_until(pilot, lambda: bool(app.main().query(VaultTree)), "the vault pane")
+        field = app.main().query_one("#vault-filter", Input)
+        field.focus()
+        await pilot.press(*"postgres")
+        await pilot.press("escape")
+        tree = app.main().query_one(VaultTree)
+        assert tree.has_focus
+        field.focus()
+        await pilot.press("down")
+        assert tree.has_focus
+        await pilot.press("s")
+        assert tree.sort_by == "date"
+        leaves = [n for n in tree.root.children[0].children if n.data]
+        dates = [engine.vault.get(n.data).updated for n in leaves]
+        assert dates == sorted(dates, reverse=True)
+        assert leaves[0].label.plain.startswith(dates[0].date().isoformat())
+
+
+@pytest.mark.fusion_max
+async def test_pin_by_id_matches_substrings_of_ids_and_titles(engine):
+    app = new_app(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        m = next(m for m in engine.vault.memories.values() if len(m.title.split()) > 2)
+        word = max(m.title.split(), key=len)
+        app.main().query_one("#results").focus()
+        await pilot.press("P")
+        await wait_until(pilot, lambda: isinstance(app.screen, PinScreen), "the pin dialog")
+        screen = app.screen
+        await pilot.press(*word)
+        options = screen.query_one(OptionList)
+        found = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert m.id in found
+        for _ in range(found.index(m.id)):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert app.pinned == (m.id,)
+
+
+def test_the_navigation_bindings_have_ids():
+    ids = {b.id for b in all_bindings()}
+    assert {"list.find", "list.full", "tree.find", "query.hit_down", "query.hit_up",
+            "focus.next_box", "focus.previous_box", "vault.sort", "vault.to_tree",
+            "find.cancel", "row.close", "pin.next", "replay_list.close"} <= ids

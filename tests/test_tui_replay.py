@@ -152,3 +152,30 @@ async def test_the_trace_list_opens_the_chosen_trace(engine):
         await pilot.press("j", "enter")
         await wait_until(pilot, lambda: app.index_at == 1, "trace 2 opened from the list")
         assert app.return_code in (None, 0)
+
+
+@pytest.mark.fusion_max
+async def test_replay_starts_where_brackets_step(engine):
+    traces = [engine.recall(q, now=PINNED_NOW) for q in (QUERY, "billing")]
+    app = make_replay_app(traces, "recording.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.main() is not None and isinstance(app.focused, VimTable),
+                         "the replay screen with a table focused")
+        await pilot.press("right_square_bracket")
+        assert app.index_at == 1
+
+
+@pytest.mark.fusion_max
+def test_old_traces_without_the_cached_fusion_and_scaling_fields_still_read(engine):
+    from recall_tui.engine.trace import Trace
+
+    data = engine.recall(QUERY, now=PINNED_NOW).to_dict()
+    for s in data["stages"]:
+        s.pop("cached")
+    for h in data["hits"]:
+        h["explain"].pop("fusion")
+        h["explain"].pop("scaling")
+    old = Trace.from_dict(data)
+    assert not any(s.cached for s in old.stages)
+    assert all(h.explain.fusion == "" for h in old.hits)
+    assert isinstance(Text(old.hits[0].title), Text)

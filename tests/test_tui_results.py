@@ -14,7 +14,7 @@ from textual.widgets import Input
 from recall_tui.tui.app import make_app
 from recall_tui.tui.widgets.results import STALENESS_STYLE, ResultsTable
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import QUERY, new_app, set_query, settle
+from tests.test_tui_app import QUERY, cell_text, new_app, screen_text, set_query, settle
 from tests.waiting import wait_until
 
 SIZE = (140, 40)
@@ -89,3 +89,34 @@ async def test_staleness_unused_by_the_preset_is_dimmed_and_labelled(engine):
         assert head["staleness"] == "staleness"
         assert {r.value: str(results.get_cell(r, "staleness").style) for r in results.rows} == {
             h.id: STALENESS_STYLE[h.staleness] for h in app.trace.hits}
+
+
+@pytest.mark.fusion_max
+async def test_mmr_scores_sit_beside_relevance(engine):
+    app = new_app(engine, preset="abmind")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await set_query(pilot, app, QUERY)
+        assert any(h.explain.mmr for h in app.trace.hits), "abmind runs MMR (the premise)"
+        table = app.main().query_one(ResultsTable)
+        for r, h in enumerate(app.trace.hits):
+            want = "—" if h.explain.mmr is None else f"{h.explain.mmr.mmr:.3f}"
+            assert cell_text(table, r, "mmr") == want
+
+
+@pytest.mark.fusion_max
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+async def test_titles_take_the_width_there_is_and_cut_ones_end_in_an_ellipsis(engine, size):
+    app = new_app(engine)
+    async with app.run_test(size=size) as pilot:
+        await set_query(pilot, app, QUERY)
+
+        def shown(h) -> bool:  # in full, or cut after at least 8 characters and ending in …
+            text = screen_text(app)
+            return h.title in text or any(f"{h.title[:n]}…" in text
+                                          for n in range(8, len(h.title)))
+
+        await wait_until(pilot, lambda: all(shown(h) for h in app.trace.hits),
+                         "every title in full or cut with …")
+        text = screen_text(app)
+        if size[0] >= 200:  # wide: every title in full
+            assert all(h.title in text for h in app.trace.hits)
