@@ -145,7 +145,7 @@ async def test_typing_a_query_shows_the_traces_hits(engine):
             assert cell_text(table, r, "title") == h.title
             assert cell_text(table, r, "channels") == ",".join(h.channels)
         # the default preset scores no staleness: at this width its column is the first to go
-        # (its labels are checked in tests/test_tui_leftovers.py)
+        # (its labels are checked in tests/test_tui_results.py)
         assert trace.config["boosts"]["staleness"]["enabled"] is False
         assert "staleness" not in [c.key.value for c in table.ordered_columns]
         # the same recall made headless gives the same ranking: the UI shows the engine's answer

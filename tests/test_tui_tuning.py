@@ -55,6 +55,7 @@ async def open_tuning(pilot, app: RecallApp, query: str, key: str = "t") -> Tuni
 
 
 async def open_knobs(pilot, app: RecallApp):
+    """From the hits, `t`: the tuning pane on its knobs tab, its configuration loaded."""
     app.main().query_one("#results").focus()
     await pilot.press("t")
     await wait_until(pilot, lambda: app.tuning_pane() is not None
