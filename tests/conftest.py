@@ -113,3 +113,68 @@ def session_vault_copy(tmp_path_factory, prebuilt_index) -> Path:
     """One copy of the sample vault (with its index) shared by a whole test session, for
     read-only tests."""
     return _copy_sample_vault(tmp_path_factory.mktemp("shared") / "vault", prebuilt_index)
+
+
+# --- engines -------------------------------------------------------------------------------------
+# One `engine` fixture for the suite. By default it is the real engine (default preset, local
+# embedder) on the session's shared read-only copy, opened once per module: a test that only
+# reads gets it for free. A test (or a whole module, with `pytestmark`) marked `own_vault`
+# writes into its vault (presets, judgements, edits, an agent log) and gets an engine on its
+# own `vault_copy` instead; one marked `fusion_max` reads scores on the fusion_max scale; one
+# marked `untouched` (screenshots) gets a module's own copy no other test's hook writes to.
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "own_vault: the test writes into its vault; `engine` runs on its own "
+        "`vault_copy` (default preset, local embedder)")
+    config.addinivalue_line(
+        "markers", "fusion_max: `engine` is the shared one with `floor.scale = fusion_max` "
+        "(scores on the scale these tests read; tests/test_engine_floor.py checks the default)")
+    config.addinivalue_line(
+        "markers", "untouched: `engine` is a module's own copy of the sample vault that no "
+        "other test's hook writes to (screenshots)")
+
+
+def _default_engine(root: Path, **kw):
+    from recall_tui.engine import open_engine
+
+    return open_engine(root, preset="default", embedder="local", **kw)
+
+
+@pytest.fixture(scope="module")
+def shared_engine(session_vault_copy):
+    """The real engine (default preset, local embedder) on the shared read-only copy, opened
+    once per module. Tests that share it call `engine.clear_cache()` before each app."""
+    return _default_engine(session_vault_copy)
+
+
+@pytest.fixture(scope="module")
+def fusion_max_engine(session_vault_copy):
+    """`shared_engine` reporting scores on the fusion_max scale."""
+    from recall_tui.engine.config import load_preset
+
+    cfg = load_preset("default").with_value("floor.scale", "fusion_max")
+    return _default_engine(session_vault_copy, config=cfg)
+
+
+@pytest.fixture()
+def engine(request: pytest.FixtureRequest):
+    """The engine a test runs against: see the markers `own_vault`, `fusion_max` and
+    `untouched` above."""
+    if request.node.get_closest_marker("own_vault"):
+        return _default_engine(request.getfixturevalue("vault_copy"))
+    if request.node.get_closest_marker("fusion_max"):
+        return request.getfixturevalue("fusion_max_engine")
+    if request.node.get_closest_marker("untouched"):
+        return request.getfixturevalue("untouched_engine")
+    return request.getfixturevalue("shared_engine")
+
+
+@pytest.fixture(scope="module")
+def untouched_engine(tmp_path_factory, prebuilt_index):
+    """The real engine (default preset, local embedder) on a module's own copy of the sample
+    vault, untouched by the hooks other tests run on the session's shared copy (an agent log
+    or an active preset would show in a screenshot's status line and Agent pane)."""
+    return _default_engine(_copy_sample_vault(tmp_path_factory.mktemp("untouched") / "vault",
+                                              prebuilt_index))

@@ -59,3 +59,31 @@ def test_every_command_says_a_bad_vault_folder_alike(tmp_path, capsys):
             assert main([*cmd, "--vault", str(bad)]) == 2, cmd
             err = capsys.readouterr().err
             assert f"recall-tui {cmd[0]}: {bad}: {words}" in err, (cmd, err)
+
+
+def test_demo_opens_a_private_copy_of_the_bundled_sample(tmp_path, monkeypatch, capsys):
+    """`recall-tui demo` copies the bundled sample (the tracked sample-vault/, packed) to a
+    folder of the user's, kept until `--fresh`."""
+    from pathlib import Path
+
+    from recall_tui.cli import main
+    from recall_tui.cli.demo import SAMPLE, demo_folder, pack_sample
+
+    root = Path(__file__).resolve().parent.parent
+    # the shipped archive is the tracked sample-vault/ (re-pack it after changing the sample)
+    assert SAMPLE.read_bytes() == pack_sample(root / "sample-vault")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert main(["demo", "--path-only"]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert folder == demo_folder() and folder.is_relative_to(tmp_path)
+    tracked = sorted(p.relative_to(root / "sample-vault") for p in (root / "sample-vault")
+                     .rglob("*") if p.is_file() and ".recall" not in p.parts)
+    copied = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+    assert copied == tracked
+    # the copy is the user's: an edit stays until --fresh
+    (folder / "golden.jsonl").write_text("", encoding="utf-8")
+    assert main(["demo", "--path-only"]) == 0
+    assert (folder / "golden.jsonl").read_text(encoding="utf-8") == ""
+    assert main(["demo", "--path-only", "--fresh"]) == 0
+    assert (folder / "golden.jsonl").read_bytes() == (root / "sample-vault" /
+                                                      "golden.jsonl").read_bytes()

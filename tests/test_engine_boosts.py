@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -115,3 +116,24 @@ def test_engine_records_boosts_and_reorders(vault):
     assert tr.hit("task-old").staleness == "stale"
     scores = [h.explain.boosted for h in tr.hits]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_recency_of_a_memory_dated_after_now_is_clamped_and_says_so(tmp_path):
+    """A memory dated after `now` gets recency clamped to age 0 with a note saying so, and no
+    negative age in its staleness."""
+    future = PINNED_NOW + timedelta(days=37)
+    vault = write_vault(tmp_path / "v", dict([
+        mem("later", "Dated later", type="event", emotion=2,
+            created=future.isoformat().replace("+00:00", "Z")),
+    ]))
+    factors, label = compute(vault.memories["later"], all_on(),
+                             BoostContext(PINNED_NOW, frozenset({"vector"}), True))
+    f = {x.name: x for x in factors}
+    recency = f["recency"]
+    formula, _, note = recency.reason.partition(";")
+    assert "clamped" in note and "after now" in note
+    expr = formula.split("=")[0].replace(" x ", " * ")
+    assert eval(expr, {"max": max}) == pytest.approx(recency.value, rel=1e-3)
+    assert label == "fresh"
+    assert not re.search(r"-\d+d old", f["staleness"].reason), f["staleness"].reason
+    assert "after now" in f["staleness"].reason

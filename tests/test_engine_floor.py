@@ -10,6 +10,8 @@ from recall_tui.engine.stages.floor import scale
 from tests.conftest import PINNED_NOW
 from tests.engine_vaults import mem, write_vault
 
+QUERY = "postgres upgrade"
+
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory):
@@ -154,3 +156,22 @@ def test_evidence_scale_means_the_same_in_every_recall(vault):
     assert hit.explain.scaling.startswith("evidence scale: 50 x E = 50 x 0.6346 = 31.73")
     # the same memory matched alone scores 50 x 1: every query term matched
     assert [h.score for h in eng.recall("marathon", now=PINNED_NOW).hits] == [pytest.approx(50.0)]
+
+
+@pytest.mark.fusion_max
+def test_a_score_over_100_is_explained_by_the_scaling_step(engine):
+    """A credibility boost x3 for every memory (threshold above any credibility) lifts the
+    best hit over 100 on the fusion_max scale; the scaling step must say why."""
+    cfg = engine.config
+    for path, value in (("boosts.credibility.enabled", True),
+                        ("boosts.credibility.threshold", 1e9),
+                        ("boosts.credibility.factor", 3.0)):
+        cfg = cfg.with_value(path, value)
+    trace = engine.recall(QUERY, now=PINNED_NOW, config=cfg)
+    over = [h for h in trace.hits if h.score > 100]
+    assert over, "x3 on every hit puts the best over 100 (the premise)"
+    for h in over:
+        assert "over 100" in h.explain.scaling
+    for h in trace.hits:
+        if h.score <= 100:
+            assert "over 100" not in h.explain.scaling

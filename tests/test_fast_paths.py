@@ -186,8 +186,8 @@ def test_too_many_unseen_postings_go_to_fts5(opened, monkeypatch):
 
     _, _, idx = opened
     monkeypatch.setattr(index_mod, "FTS_COLD_MAX", 0)
-    with idx._lock:
-        idx._invalidate()
+    with idx.core.lock:
+        idx.core.invalidate()
     q = "postgres upgrade"
     assert idx.fts_trigram(q, 20) == idx.fts_trigram_sql(q, 20) != []
     assert idx.keyword.replicas["memories_trigram"]._held == 0

@@ -26,12 +26,12 @@ def vault_dir(tmp_path):
 
 
 def _trigram_rows(idx: Index) -> int:
-    return idx._conn.execute("SELECT count(*) FROM memories_trigram_docsize").fetchone()[0]
+    return idx.core.conn.execute("SELECT count(*) FROM memories_trigram_docsize").fetchone()[0]
 
 
 def _holding(idx: Index, text: str) -> list[str]:
     """Ids of the memories whose content trigrams hold `text` as a substring."""
-    rows = idx._conn.execute(
+    rows = idx.core.conn.execute(
         "SELECT m.id FROM memories_trigram JOIN memories m ON m.rowid = memories_trigram.rowid"
         " WHERE memories_trigram MATCH ?", (f'"{text}"',)).fetchall()
     return [r[0] for r in rows]
@@ -45,7 +45,7 @@ def test_built_on_the_first_scan_then_kept_up_to_date(vault_dir):
     vault = read_vault(vault_dir)
     path = vault_dir / ".recall" / "index.sqlite"
     idx = Index.open(vault, StandinEmbedder(), path=path)
-    assert _trigram_rows(idx) == 0 and idx._meta("trigram") is None
+    assert _trigram_rows(idx) == 0 and idx.core.meta("trigram") is None
     # the default preset (corrected terms) never builds it; its original fallback works
     default = Engine(vault, idx, load_preset("default", vault.root), preset="default")
     info = _fuzzy_info(default.recall("postgress upgrad", now=PINNED_NOW))
@@ -79,7 +79,7 @@ def test_built_on_the_first_scan_then_kept_up_to_date(vault_dir):
     # a rebuild empties it and builds it lazily again
     other.close()
     rebuilt = Index.open(vault2, StandinEmbedder(), path=path, rebuild=True)
-    assert _trigram_rows(rebuilt) == 0 and rebuilt._meta("trigram") is None
+    assert _trigram_rows(rebuilt) == 0 and rebuilt.core.meta("trigram") is None
     assert rebuilt.fts_trigram("qwertzuiopish", 5)[0][0] == target.id
     assert _holding(rebuilt, "qwertzuiopish") == [target.id]
     rebuilt.close()

@@ -18,7 +18,6 @@ from textual.widgets import Checkbox, Input, Static
 
 from recall_tui.agent.active import read_active, write_active
 from recall_tui.agent.log import read_agent_log
-from recall_tui.engine import open_engine
 from recall_tui.engine.trace import trace_time
 from recall_tui.tui.app import make_app
 from recall_tui.tui.panes.agent import AgentPane
@@ -27,7 +26,7 @@ from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import SIZE, settle, wait_for_text
+from tests.test_tui_app import QUERY, SIZE, new_app, screen_text, settle, wait_for_text
 from tests.waiting import wait_until
 
 PROMPT = "upgrade the billing database to postgres 16"
@@ -87,9 +86,8 @@ async def show_agent_pane(pilot, app) -> AgentPane:
     return app.agent.pane()
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 async def test_agent_pane_lists_opens_exactly_compares_and_judges(vault_copy, engine):
@@ -277,3 +275,35 @@ def test_the_tui_starts_with_the_vaults_active_configuration(bare_vault_copy, ca
     write_active(vault, preset="gone-away", set_by="preset use")
     assert _active_or_flags(vault, None, None) == (None, "none")
     assert "gone-away" in capsys.readouterr().err
+
+
+async def test_the_agent_pane_shows_the_injected_text_and_c_works_after_o_and_0(engine):
+    """The Agent pane shows the exact text the agent got, markup literally, and `c` re-runs it
+    side by side after `o` and `0`."""
+    from recall_tui.agent.log import AgentRecall, append_recall
+
+    root = engine.vault.root
+    trace = engine.recall(QUERY, now=PINNED_NOW)
+    text = "<memory id=\"x\">[bold]literal[/bold] text\nsecond line</memory>"
+    append_recall(root, AgentRecall(
+        id="issue22rec", time="2026-11-21T09:00:00.000Z", served_by="hook",
+        event="UserPromptSubmit", session_id="s22", prompt=QUERY, preset="default",
+        config_hash=trace.config_hash, injected_ids=[h.id for h in trace.hits[:2]],
+        injected_text=text, path="in-process", trace_dict=trace.to_dict()))
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("o")
+        await settle(pilot, app)
+        await pilot.press("0")
+        await wait_until(pilot, lambda: app.main().query("#agent-table")
+                         and app.main().query_one("#agent-table").row_count, "the recall")
+        await wait_until(pilot, lambda: "[bold]literal[/bold] text" in screen_text(app),
+                         "the injected text, literally")
+        assert "second line" in screen_text(app)
+        assert app.focused.id == "agent-table"
+        await pilot.press("c")
+        pane = app.main().query_one("#pane-agent")
+        await wait_until(pilot, lambda: pane.compare is not None and not pane.busy,
+                         "c: the side-by-side re-run")

@@ -14,7 +14,6 @@ import json
 import pytest
 
 from recall_tui.agent.log import AgentRecall, append_recall, new_id, now_iso
-from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screens.dialogs import PinScreen
 from recall_tui.tui.screens.edit import ConflictScreen
@@ -43,9 +42,8 @@ def log_recall(engine, prompt: str, n: int = 3) -> AgentRecall:
     return rec
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 def stop_hook(vault, answer: str, session: str = "judge-1") -> int:

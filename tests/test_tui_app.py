@@ -20,7 +20,9 @@ from recall_tui.engine.trace import STAGE_ORDER
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.keymap import all_bindings, display_keys
 from recall_tui.tui.messages import RecallDone
+from recall_tui.tui.panes.supersession import SupersessionPane
 from recall_tui.tui.panes.vault import VaultTree
+from recall_tui.tui.replay import make_replay_app
 from recall_tui.tui.screens.dialogs import HelpScreen, PinScreen
 from recall_tui.tui.screens.main import MainScreen
 from recall_tui.tui.settings import load_settings
@@ -37,14 +39,8 @@ SIZE = (120, 36)
 QUERY = "postgres upgrade"
 
 
-@pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    """The real engine with the local embedder; the index is built once for the module."""
-    return open_engine(session_vault_copy, preset="default", embedder="local")
-
-
 def new_app(engine, **kw) -> RecallApp:
-    engine.clear_cache()  # the engine is shared by the module; each test starts cold
+    engine.clear_cache()  # shared by the module (tests/conftest.py): each test starts cold
     return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
@@ -113,6 +109,20 @@ def tree_labels(tree) -> list[str]:
     return out
 
 
+async def set_query(pilot, app: RecallApp, text: str) -> None:
+    """Replace the query with `text` in one edit and wait for its recall on screen."""
+    await settle(pilot, app)
+    field = app.main().query_one("#query", Input)
+    field.focus()
+    field.value = text
+    await settle(pilot, app)
+
+
+def row_ids(table: VimTable) -> list[str]:
+    """The row keys of `table`, top to bottom (a hit table's are memory ids)."""
+    return [r.value for r in table.rows]
+
+
 async def test_typing_a_query_shows_the_traces_hits(engine):
     app = new_app(engine)
     seen: list[RecallDone] = []
@@ -135,7 +145,7 @@ async def test_typing_a_query_shows_the_traces_hits(engine):
             assert cell_text(table, r, "title") == h.title
             assert cell_text(table, r, "channels") == ",".join(h.channels)
         # the default preset scores no staleness: at this width its column is the first to go
-        # (its labels are checked in tests/test_tui_leftovers.py)
+        # (its labels are checked in tests/test_tui_results.py)
         assert trace.config["boosts"]["staleness"]["enabled"] is False
         assert "staleness" not in [c.key.value for c in table.ordered_columns]
         # the same recall made headless gives the same ranking: the UI shows the engine's answer
@@ -547,3 +557,95 @@ async def test_hostile_memory_text_is_shown_literally(tmp_path):
         assert "\x1b]52" not in output and "\x1b[2J" not in output and "\x07" not in output
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "[bold red]x[/]" in svg.replace("&#160;", " ")
+
+
+async def test_a_cache_hit_shows_the_cached_stages(engine):
+    """A cache hit shows the cached run's stages (candidates, counts, a `cached` note), not
+    empty skipped ones."""
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, "why did the deploy fail")
+        first = app.trace
+        await set_query(pilot, app, "why did the deploy fails")
+        await set_query(pilot, app, "why did the deploy fail")
+        hit = app.trace
+        assert hit.cache_hit
+        wf = app.main().query_one(Waterfall)
+        for s in hit.stages:
+            if s.name in ("query.parse", "cache"):
+                continue
+            before = first.stage(s.name)
+            assert s.cached and s.candidates == before.candidates, s.name
+            assert cell_text(wf, wf.get_row_index(s.name), "n") == str(len(before.candidates))
+            assert cell_text(wf, wf.get_row_index(s.name), "note").startswith("cached")
+        assert hit.stage("mmr").skipped == first.stage("mmr").skipped
+        assert "skipped: cache hit" not in str(hit.stages)
+
+
+async def test_the_filter_count_and_a_superseded_drop_are_shown(engine):
+    """The waterfall's n for the filter is its kept count, and the Supersession pane says at
+    which stage and why a superseded memory was dropped."""
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        f = app.trace.stage("filter")
+        kept = f.info_dict()["kept"]
+        wf = app.main().query_one(Waterfall)
+        assert cell_text(wf, wf.get_row_index("filter"), "n") == kept != "0"
+        gone = next(d for d in f.dropped if d.reason.startswith("superseded"))
+        app.open_memory(gone.id)
+        await pilot.press("3")  # focus is in the Memory pane; escape would go to the query
+        await wait_until(pilot, lambda: bool(app.main().query(SupersessionPane)), "the pane")
+        pane = app.main().query_one(SupersessionPane)
+        table = pane.query_one("#chain-table", VimTable)
+        await wait_until(pilot, lambda: table.row_count > 0, "the chain")
+        cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
+        assert f"dropped at filter: {gone.reason}" in cells
+
+
+@pytest.mark.own_vault
+async def test_a_cache_hit_adds_no_stage_times(engine):
+    """The timings count runs, not cache hits: a hit adds the parse and the cache lookup, no
+    later stage's time (live and in replay)."""
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.trace.config["cache"]["enabled"], "the premise: the default preset caches"
+        field = app.main().query_one("#query", Input)
+        field.value = "billing"
+        await settle(pilot, app)
+        assert not app.trace.cache_hit
+        runs = {name: len(ms) for name, ms in app.timings.items()}
+        field.value = QUERY
+        await settle(pilot, app)
+        assert app.trace.cache_hit, "the same query again is a cache hit"
+        # the hit ran the parse and the cache lookup; every later stage is the cached run's
+        # record, whose time was counted when it ran
+        assert len(app.timings["cache"]) == runs["cache"] + 1
+        for name in ("fuse", "keyword", "filter"):
+            assert len(app.timings[name]) == runs[name], name
+    first = engine.recall("vegetarian diet", now=PINNED_NOW)
+    again = engine.recall("vegetarian diet", now=PINNED_NOW)
+    assert again.cache_hit
+    replay = make_replay_app([first, again], "recording.jsonl")
+    assert len(replay.timings["fuse"]) == 1 and len(replay.timings["cache"]) == 2
+
+
+@pytest.mark.fusion_max
+async def test_the_explanation_shows_the_fusion_formula_and_the_scaling_step(engine):
+    """Every number traceable: the explanation prints the fusion rule with its terms and the
+    scaling step that gives the score."""
+    app = new_app(engine)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await set_query(pilot, app, QUERY)
+        hit = app.trace.hits[0]
+        labels = tree_labels(app.main().query_one(ExplanationTree))
+        rule, *parts = hit.explain.fusion.split("; ")
+        assert app.trace.config["fuse"]["method"] == "convex"  # the default preset's fusion
+        assert rule.startswith("convex: Σ w x (raw - worst) / (best - worst)") and rule in labels
+        assert all(p in labels for p in parts)
+        first, *rest = hit.explain.scaling.split("; ")
+        assert f"scale: {first}" in labels and all(p in labels for p in rest)
+        # the printed step gives the score: 100 x before / best = final
+        before, best = (float(x) for x in first.split(" = ")[0][len("100 x "):].split(" / "))
+        assert 100 * before / best == pytest.approx(hit.score, rel=1e-3)

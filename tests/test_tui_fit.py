@@ -1,10 +1,11 @@
-"""Issue 22's layout polish, in one app session resized through the four sizes the layout is
+"""The layout fits: one app session resized through the four sizes the layout is
 designed for (80x24, 100x30, 120x40, 200x60): the pane tab strip and the status line fit or
 end in `…`, the settings bar shows every setting, the knobs list shows its values with
 readable names and the knob's whole documentation, the side-by-side ids are whole; and the
 figures shown agree (the golden summary's before → after (delta), the save dialog's count of
 changed knobs against the saved file's). Real engine, local embedder, a copy of the sample
-vault, `now` pinned. Each check failed before its fix.
+vault, `now` pinned. Each check failed before its fix. Also at small sizes: the stage list
+cuts its notes with `…` and the knobs tab shows its values.
 """
 
 from __future__ import annotations
@@ -16,23 +17,17 @@ import pytest
 from rich.text import Text
 from textual.widgets import Label
 
-from recall_tui.engine import open_engine
 from recall_tui.tui.app import RecallApp, make_app
 from recall_tui.tui.figures import change_figures
 from recall_tui.tui.safe import one_line
 from recall_tui.tui.screens.edit import SavePresetScreen
 from recall_tui.tui.screens.main import PANES
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, screen_text, settle
+from tests.test_tui_app import cell_text, new_app, screen_text, set_query, settle
+from tests.test_tui_tuning import open_knobs
 from tests.waiting import wait_until
 
 QUERY = "postgres upgrade"
-
-
-@pytest.fixture()
-def engine(vault_copy):
-    """A private copy: the test saves a preset into the vault."""
-    return open_engine(vault_copy, preset="default", embedder="local")
 
 
 def region_text(app: RecallApp, widget) -> list[str]:
@@ -87,6 +82,7 @@ def test_change_figures_agree_at_one_precision():
     assert change_figures(None, 0.5, None) == ("—", "0.500", "—")
 
 
+@pytest.mark.own_vault  # the test saves a preset into the vault
 async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault_copy):
     app = make_app(engine.vault.root, now=PINNED_NOW, engine=engine, query=QUERY)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -154,3 +150,50 @@ async def test_the_layout_fits_at_every_size_and_the_figures_agree(engine, vault
         await wait_until(pilot, lambda: all(
             cell_text(side, r, "id") in "\n".join(region_text(app, side))
             for r in range(side.row_count)), "every id of side A whole")
+
+
+async def test_the_stage_notes_end_in_an_ellipsis_at_80_columns(engine):
+    """At 80 columns the stage list cuts its notes with … instead of scrolling sideways."""
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await set_query(pilot, app, QUERY)
+        wf = app.main().query_one(Waterfall)
+        notes = {s.name: s.reason for s in app.trace.stages if s.reason}
+        longest = max(notes.values(), key=len)
+        assert len(longest) > wf.size.width, "precondition: a note longer than the box"
+
+        def fitted() -> bool:
+            note = wf.columns[next(k for k in wf.columns if k.value == "note")]
+            return not note.auto_width and wf.virtual_size.width <= wf.size.width
+
+        await wait_until(pilot, fitted, "the stage list to fit its box (no sideways scroll)")
+        assert wf.max_scroll_x == 0
+        text = "\n".join(strip.text for strip in wf.render_lines(wf.region.reset_offset))
+        assert "…" in text, f"a cut note ends in …:\n{text}"
+
+
+@pytest.mark.own_vault
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_knob_values_show_on_small_terminals(engine, size):
+    """The knobs tab shows each value (whole or cut with …) at 80x24 and 100x30."""
+    from tests.test_tui_app import cell_text as cell
+
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await open_knobs(pilot, app)
+        table = app.tuning.pane().query_one("#knob-table")
+        await wait_until(pilot, lambda: table.row_count > 3 and table.size.width, "the knobs")
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).split("\n")
+        top = table.content_region.y + 1  # under the header
+        shown = 0
+        for row in range(min(table.row_count, table.content_region.height - 2)):
+            value = cell(table, row, "value")
+            line = lines[top + row]
+            assert value[:6] in line or value[:5] + "…" in line, (row, value, line)
+            shown += 1
+        assert shown >= 3

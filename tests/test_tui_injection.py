@@ -1,10 +1,11 @@
-"""Issue 22's remaining items: the Recall pane marks the hits the agent's prompt hook injects
+"""What the agent gets, on screen: the Recall pane marks the hits the agent's prompt hook injects
 (the preset's k, as the trace's config says) against those shown only because the bar's k is
 larger, says when the floor abstained, and a linear-merge explanation names each divisor.
 One app run on the shared engine; the abstention and linear checks read real traces."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from recall_tui.engine import Engine
@@ -12,15 +13,26 @@ from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.popups import RowScreen
 from recall_tui.tui.widgets.results import INJECTED, ResultsTable, agent_cut, injection_legend
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import cell_text, screen_text, settle, tree_labels
-from tests.test_tui_bugs import new_app, query, until
-from tests.test_tui_newcomer import QUERY, engine, open_pinned_in_full  # noqa: F401  (the module's shared engine)
+from tests.test_tui_app import (
+    QUERY,
+    cell_text,
+    new_app,
+    screen_text,
+    set_query,
+    settle,
+    tree_labels,
+)
+from tests.test_tui_keyboard import open_pinned_in_full
+from tests.waiting import wait_until
+
+#: The tests read scores on the fusion_max scale (tests/conftest.py).
+pytestmark = pytest.mark.fusion_max
 
 
-async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
+async def test_hits_the_agent_gets_are_marked(engine):
     app = new_app(engine)
     async with app.run_test(size=(160, 40)) as pilot:
-        await query(pilot, app, QUERY)
+        await set_query(pilot, app, QUERY)
         bar_k = engine.config.k + 3
         app.main().query_one("#k", Input).value = str(bar_k)
         await settle(pilot, app)
@@ -51,7 +63,7 @@ async def test_hits_the_agent_gets_are_marked(engine):  # noqa: F811
         await pilot.press("escape")
 
 
-def test_abstention_and_linear_divisors_come_from_the_trace(engine):  # noqa: F811
+def test_abstention_and_linear_divisors_come_from_the_trace(engine):
     # the calibrated floor abstains on a query with no evidence: the agent gets nothing
     off = engine.recall("zzqx vlorp quintessence", now=PINNED_NOW)
     if not off.hits:  # (the floor's decision, word for word)
@@ -70,7 +82,7 @@ def test_abstention_and_linear_divisors_come_from_the_trace(engine):  # noqa: F8
     assert f"x {part.raw:.4g}/" in hit.explain.fusion and "÷ its best raw" in hit.explain.fusion
 
 
-async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F811
+async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):
     from recall_tui.engine.trace import Explanation, Hit, HopInfo
 
     title = "a title long enough to pass the box's right edge " * 6
@@ -92,7 +104,7 @@ async def test_the_explanation_tree_shows_a_hop_hit_as_such(engine):  # noqa: F8
         tree.focus()
         tree.move_cursor(tree.root)
         await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, RowScreen), "the line in full")
+        await wait_until(pilot, lambda: isinstance(app.screen, RowScreen), "the line in full")
         shown = str(app.screen.query_one(".row-cell").render())
         assert " ".join(title.split()) in " ".join(shown.split())
         assert "found by no channel" in shown  # the lines under it too

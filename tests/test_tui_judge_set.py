@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from textual.widgets import Checkbox, Input, Static
 
 from recall_tui.agent.active import read_active
@@ -23,9 +24,11 @@ from recall_tui.tuning.snapshot import read_query_set
 from tests.conftest import PINNED_NOW
 from tests.test_tui_agent import show_agent_pane
 from tests.test_tui_agent_judge import OFF_TOPIC, ON_TOPIC, log_recall
-from tests.test_tui_agent_judge import engine as engine
 from tests.test_tui_app import SIZE
 from tests.waiting import wait_until
+
+#: The test writes into the vault: it gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 OWNER = "who owns the billing database"
 ALL_OFF = {"keyword.enabled": "false", "fuzzy.enabled": "false", "vector.enabled": "false",

@@ -12,22 +12,18 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screenshot_views import VIEWS
-from tests.conftest import PINNED_NOW, _copy_sample_vault
+from tests.conftest import PINNED_NOW
 
 SIZES = ((80, 24), (100, 30), (160, 45), (200, 60))
 #: The knobs view: its values must show at every size (issue 22).
 LAYOUT_VIEWS = [v for v in VIEWS if v.name in ("main", "stage", "knobs")]
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory, prebuilt_index):
-    """A private copy of the sample vault, untouched by the hooks other tests run on the
-    session's shared copy (an active preset or agent log would change the status line)."""
-    root = _copy_sample_vault(tmp_path_factory.mktemp("layout") / "vault", prebuilt_index)
-    return open_engine(root, preset="default", embedder="local")
+#: A private copy of the sample vault, untouched by the hooks other tests run on the
+#: session's shared copy (an active preset or agent log would change the status line).
+pytestmark = pytest.mark.untouched
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])

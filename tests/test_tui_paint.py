@@ -11,21 +11,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pytest
-
-from recall_tui.engine import open_engine
-from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.app import make_app
 from recall_tui.tui.messages import RecallDone
 from recall_tui.tui.settings import load_settings
 from tests.conftest import PINNED_NOW
+from tests.test_tui_app import new_app
 from tests.waiting import wait_until
 
 SIZE = (120, 36)
-
-
-@pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    return open_engine(session_vault_copy, preset="default", embedder="local")
 
 
 class GatedEngine:
@@ -53,11 +46,6 @@ class GatedEngine:
         finally:
             with self._lock:
                 self.threads_inside -= 1
-
-
-def new_app(engine: Any, **kw: Any) -> RecallApp:
-    engine.clear_cache()
-    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
 async def test_a_key_runs_its_recall_at_once_without_a_timer(engine):

@@ -8,18 +8,35 @@ from __future__ import annotations
 import json
 
 import pytest
+from textual.widgets import Input, Select
 
-from recall_tui.diagnostics.recording import RECORDINGS_DIR, load_traces, read_recording
-from recall_tui.engine import Engine, open_engine
+from recall_tui.diagnostics.recording import (
+    RECORDINGS_DIR,
+    load_report_traces,
+    load_traces,
+    read_recording,
+)
+from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.index.embed import make_embedder
 from recall_tui.index.store import Index
 from recall_tui.tui.app import make_app
+from recall_tui.tui.replay import make_replay_app
 from recall_tui.tui.screens.dialogs import HelpScreen
+from recall_tui.tui.widgets.results import ResultsTable
 from recall_tui.tui.widgets.table import VimTable
 from recall_tui.vault.reader import read_vault
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import SIZE, add_to_query, screen_text, settle
+from tests.test_tui_app import (
+    QUERY,
+    SIZE,
+    add_to_query,
+    new_app,
+    row_ids,
+    screen_text,
+    set_query,
+    settle,
+)
 from tests.waiting import wait_until
 
 
@@ -28,9 +45,8 @@ def status_text(app) -> str:
     return str(app.main().query_one("#status").content)
 
 
-@pytest.fixture()
-def engine(vault_copy):
-    return open_engine(vault_copy, preset="default", embedder="local")
+#: The tests write into the vault: each gets an engine on its own copy (tests/conftest.py).
+pytestmark = pytest.mark.own_vault
 
 
 async def test_record_toggle_writes_one_line_per_recall_and_reads_back_equal(engine, vault_copy):
@@ -140,3 +156,61 @@ def test_tui_keystroke_bench_times_every_key(vault_copy):
     (ps,) = r["passes"]
     assert ps["latency_ms"]["n"] == 7 and len(ps["samples"]) == 7
     assert ps["latency_ms"]["p50"] >= ps["engine_total_ms"]["p50"] > 0
+
+
+async def test_the_bug_report_records_k_pins_and_filters_and_replays_them(engine, vault_copy):
+    """The bug report (`B`) describes the screen: the bar's k, the pins and the filters are in
+    its trace, and replaying it shows the same hits and pins."""
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        bar = app.main()
+        bar.query_one("#k", Input).value = "7"
+        bar.query_one("#type", Select).value = "fact"
+        await settle(pilot, app)
+        pins = ("billing-db-postgres15", "lesson-pg-upgrade-analyze")
+        for p in pins:
+            app.pin(p)
+        await settle(pilot, app)
+        shown = app.trace
+        assert shown.k == 7 and {w.id for w in shown.why} == set(pins)
+        bar.query_one("#results").focus()
+        await pilot.press("B")
+        await wait_until(pilot, lambda: app.session.last_report is not None, "the bug report", 120)
+        (recorded,) = load_report_traces(app.session.last_report[1])
+        assert recorded.k == 7
+        assert [h.id for h in recorded.hits] == [h.id for h in shown.hits]
+        assert [w.id for w in recorded.why] == list(pins)
+        assert ("filter types", "fact") in recorded.stage("query.parse").info
+        md = app.session.last_report[0].read_text("utf-8")
+        assert "Filters asked for: types = `fact`" in md and "Pinned (why not?)" in md
+    replay = make_replay_app([recorded], app.session.last_report[1])
+    async with replay.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: replay.main() is not None and row_ids(
+            replay.main().query_one(ResultsTable)), "the replayed hits")
+        assert row_ids(replay.main().query_one(ResultsTable)) == [h.id for h in shown.hits]
+        assert replay.pinned == pins
+
+
+def test_the_bug_report_fits_an_issue_and_labels_its_first_run(engine):
+    """A big bug report fits an issue body (the full trace goes to its .json twin), and its
+    first run says whether the process was warm or cold."""
+    from recall_tui.diagnostics.report import (
+        ISSUE_BODY_LIMIT,
+        build_report,
+        render_markdown,
+        report_to_json,
+    )
+
+    report = build_report(engine, QUERY, 0, PINNED_NOW, k=40, verbosity="full",
+                          warm_process=True)
+    md = render_markdown(report)
+    assert len(report.trace.to_json(indent=2)) > ISSUE_BODY_LIMIT, "the premise: a big trace"
+    assert len(md) <= ISSUE_BODY_LIMIT
+    assert "The full trace is in the report's .json twin" in md
+    assert "first (warm process) run" in md and "| cold |" not in md
+    assert report.trace.to_dict() in __import__("json").loads(report_to_json(report))["traces"]
+    # a small report keeps the trace in its collapsed block, and a cold one says cold
+    small = build_report(engine, QUERY, 0, PINNED_NOW)
+    text = render_markdown(small)
+    assert "Full trace JSON" in text and "cold run" in text

@@ -16,12 +16,21 @@ from textual.widgets import Input
 from recall_tui.diagnostics.recording import read_recording
 from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
-from recall_tui.tui.replay import NOT_AVAILABLE, ReplayApp, make_replay_app
+from recall_tui.tui.replay import NOT_AVAILABLE, ReplayApp, TraceListScreen, make_replay_app
 from recall_tui.tui.widgets.explain import ExplanationTree
 from recall_tui.tui.widgets.results import ResultsTable
+from recall_tui.tui.widgets.table import VimTable
 from recall_tui.tui.widgets.waterfall import Waterfall
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import SIZE, add_to_query, screen_text, settle, tree_labels, wait_for_text
+from tests.test_tui_app import (
+    QUERY,
+    SIZE,
+    add_to_query,
+    screen_text,
+    settle,
+    tree_labels,
+    wait_for_text,
+)
 from tests.waiting import wait_until
 
 QUERIES = ("postgres upgrade", " billing")
@@ -129,3 +138,44 @@ def test_replay_print_from_the_command_line(vault_copy):
     assert proc.returncode == 0, proc.stderr
     assert "#1 query 'postgres upgrade'" in proc.stdout
     assert trace.hits[0].id in proc.stdout
+
+
+async def test_the_trace_list_opens_the_chosen_trace(engine):
+    """The trace list (`L`) lists every trace of a recording and `enter` opens the chosen one."""
+    traces = [engine.recall(q, now=PINNED_NOW) for q in (QUERY, "billing", "vegetarian diet")]
+    app = make_replay_app(traces, "recording.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape", "L")
+        await wait_until(pilot, lambda: isinstance(app.screen, TraceListScreen), "the trace list")
+        table = app.screen.query_one("#trace-list", VimTable)
+        assert table.row_count == len(traces)
+        await pilot.press("j", "enter")
+        await wait_until(pilot, lambda: app.index_at == 1, "trace 2 opened from the list")
+        assert app.return_code in (None, 0)
+
+
+@pytest.mark.fusion_max
+async def test_replay_starts_where_brackets_step(engine):
+    traces = [engine.recall(q, now=PINNED_NOW) for q in (QUERY, "billing")]
+    app = make_replay_app(traces, "recording.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.main() is not None and isinstance(app.focused, VimTable),
+                         "the replay screen with a table focused")
+        await pilot.press("right_square_bracket")
+        assert app.index_at == 1
+
+
+@pytest.mark.fusion_max
+def test_old_traces_without_the_cached_fusion_and_scaling_fields_still_read(engine):
+    from recall_tui.engine.trace import Trace
+
+    data = engine.recall(QUERY, now=PINNED_NOW).to_dict()
+    for s in data["stages"]:
+        s.pop("cached")
+    for h in data["hits"]:
+        h["explain"].pop("fusion")
+        h["explain"].pop("scaling")
+    old = Trace.from_dict(data)
+    assert not any(s.cached for s in old.stages)
+    assert all(h.explain.fusion == "" for h in old.hits)
+    assert isinstance(Text(old.hits[0].title), Text)

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from recall_tui.engine import open_engine
 from recall_tui.tui.app import make_app
 from recall_tui.tui.screenshot_views import VIEWS
-from tests.conftest import PINNED_NOW, _copy_sample_vault
+from tests.conftest import PINNED_NOW
 
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory, prebuilt_index):
-    """A private copy of the sample vault: other tests run hooks on the session's shared copy,
-    and what they log would show up in the Agent pane's snapshot."""
-    root = _copy_sample_vault(tmp_path_factory.mktemp("snapshots") / "vault", prebuilt_index)
-    return open_engine(root, preset="default", embedder="local")
+#: A private copy of the sample vault: other tests run hooks on the session's shared copy,
+#: and what they log would show up in the Agent pane's snapshot.
+pytestmark = pytest.mark.untouched
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=[v.name for v in VIEWS])

@@ -16,7 +16,7 @@ from textual.widgets import Input, Select, Static, TextArea
 
 from recall_tui.engine import open_engine
 from recall_tui.engine.config import load_preset
-from recall_tui.tui.app import RecallApp, make_app
+from recall_tui.tui.app import RecallApp
 from recall_tui.tui.panes.tuning import GOLDEN_K, TuningPane
 from recall_tui.tui.screens.edit import GradeScreen, RecallWhenScreen
 from recall_tui.tui.widgets.table import VimTable
@@ -24,7 +24,7 @@ from recall_tui.tuning.compare import diff_rankings, rank_deltas
 from recall_tui.tuning.golden import run_golden
 from recall_tui.tuning.metrics import read_golden
 from tests.conftest import PINNED_NOW
-from tests.test_tui_app import settle
+from tests.test_tui_app import new_app, set_query, settle
 from tests.waiting import TIMEOUT, wait_until
 
 SIZE = (140, 40)
@@ -32,17 +32,6 @@ QUERY = "postgres upgrade"
 #: A judged paraphrase whose grade-3 answer the default preset misses (docs/tuning.md).
 PARAPHRASE = "what fee do we pay for family pictures sitting offsite"
 MISSED = "homelab-backup-restic-b2"
-
-
-@pytest.fixture(scope="module")
-def engine(session_vault_copy):
-    """The real engine on the shared read-only copy, index built once for the module."""
-    return open_engine(session_vault_copy, preset="default", embedder="local")
-
-
-def new_app(engine, **kw) -> RecallApp:
-    engine.clear_cache()
-    return make_app(engine.vault.root, now=PINNED_NOW, engine=engine, **kw)
 
 
 async def until(pilot, cond, timeout: float = TIMEOUT, what: str = "condition") -> None:
@@ -63,6 +52,15 @@ async def open_tuning(pilot, app: RecallApp, query: str, key: str = "t") -> Tuni
     pane = app.main().query_one(TuningPane)
     await until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, what="tuned runs")
     return pane
+
+
+async def open_knobs(pilot, app: RecallApp):
+    """From the hits, `t`: the tuning pane on its knobs tab, its configuration loaded."""
+    app.main().query_one("#results").focus()
+    await pilot.press("t")
+    await wait_until(pilot, lambda: app.tuning.pane() is not None
+                     and app.tuning.pane().config is not None, "the tuning pane")
+    return app.tuning.pane()
 
 
 def cells(table: VimTable, column: str) -> dict[str, str]:
@@ -288,3 +286,205 @@ async def test_editor_key_without_editor_says_so(engine, monkeypatch):
         await until(pilot, lambda: any("$EDITOR is not set" in str(n.message)
                                        for n in app._notifications), what="the $EDITOR notice")
         assert Path(engine.vault.root, engine.vault.get(app.current_id).path).read_bytes() == before
+
+
+async def test_the_bar_the_k_knob_and_the_hits_use_one_k(engine):
+    """One k for the query bar, the knobs tab and the hits: the preset's k (the CLI's rule, and
+    the status line says so), and the k knob set to 3 gives 3 hits."""
+    app = new_app(engine)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await set_query(pilot, app, QUERY)
+        # the CLI's rule: the preset's k, and the screen says where it came from
+        assert app.trace.k == engine.config.k and app.request.k is None
+        assert f"k {engine.config.k} (preset)" in str(app.main().query_one("#status").render())
+        app.main().query_one("#results").focus()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: bool(app.main().query(TuningPane)), "the tuning pane")
+        pane = app.main().query_one(TuningPane)
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "the tuned runs")
+        knobs = pane.query_one("#knob-table", VimTable)
+        assert str(knobs.get_cell("k", "value")) == str(app.trace.k)
+        assert len(pane.knobs.runs.current.hits) == len(app.trace.hits)
+        # the k knob set to 3 gives 3 hits
+        knobs.focus()
+        knobs.move_cursor(row=knobs.get_row_index("k"), animate=False)
+        await wait_until(pilot, lambda: pane.knobs.selected_knob() == "k", "the k knob highlighted")
+        await pilot.press("enter")
+        field = pane.query_one("#knob-input", Input)
+        assert field.has_focus
+        field.value = "3"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.current.k == 3, "k 3 applied")
+        assert pane.query_one("#tuned-hits", VimTable).row_count == 3
+
+
+@pytest.mark.own_vault
+async def test_side_by_side_compares_any_two_configurations(engine, vault_copy):
+    """Side by side (`D`) runs any two presets or saved configurations, with titles and scores;
+    a configuration saved since the app opened is a choice once the tab is shown again."""
+    from textual.widgets import Select
+
+    from recall_tui.engine.config import load_preset
+    from recall_tui.tui.panes.tuning import START
+    from recall_tui.tui.widgets.table import VimTable
+    from recall_tui.tuning.compare import diff_rankings
+
+    eng = engine
+    app = new_app(eng)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("D")
+        await wait_until(pilot, lambda: app.tuning.pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning.pane()
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy, "tuned runs")
+        k = pane.config.k  # the side by side runs both sides at the knobs' k
+
+        async def compare(a: str, b: str) -> None:
+            pane.query_one("#side-preset", Select).value = a
+            pane.query_one("#side-b-preset", Select).value = b
+            await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs is not None and (
+                pane.knobs.runs.side_name, pane.knobs.runs.side_b_name) == (a, b), f"{a} vs {b}")
+
+        def check(trace_a, trace_b, title_a: str, title_b: str) -> None:
+            d = diff_rankings(trace_a, trace_b)
+            assert pane.knobs.runs.side_diff.movements == d.movements
+            for side, trace, ids, title in (("#side-a", trace_a, d.a, title_a),
+                                            ("#side-b", trace_b, d.b, title_b)):
+                table = pane.query_one(side, VimTable)
+                assert table.border_title == title
+                assert [r.value for r in table.rows] == list(ids)
+                for r in table.rows:
+                    hit = trace.hit(r.value)
+                    assert str(table.get_cell(r, "score")) == f"{hit.score:.3f}"
+                    assert str(table.get_cell(r, "title")) == hit.title
+
+        # two presets, neither of them the tuned one
+        await compare("memoria", "bastra")
+        a = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("memoria", vault_copy))
+        b = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("bastra", vault_copy))
+        assert [h.id for h in a.hits] != [h.id for h in b.hits], "precondition: they disagree"
+        check(a, b, "A: preset memoria", "B: preset bastra")
+        figures = str(pane.query_one("#side-figures", Static).render())
+        assert figures.startswith("A preset memoria vs B preset bastra")
+
+        # a configuration saved since the app opened is a choice once the tab is shown again
+        saved = vault_copy / ".recall" / "presets" / "mine.toml"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text('extends = "memoria"\nk = 3\n', "utf-8")
+        await pilot.press("t")
+        await pilot.press("D")
+        select = pane.query_one("#side-b-preset", Select)
+        await wait_until(pilot, lambda: ("mine (saved in the vault)", "mine")
+                         in select._options, "the saved configuration among the choices")
+        await compare(START, "mine")
+        mine = eng.recall(QUERY, k=k, now=PINNED_NOW, config=load_preset("mine", vault_copy))
+        check(pane.knobs.runs.baseline, mine, "A: start (default)", "B: preset mine")
+
+
+async def test_the_golden_tab_loads_another_queries_file(engine, tmp_path):
+    """The golden tab scores another queries file, names a bad or missing one with the line and
+    the reason, and an empty path goes back to the vault's own golden.jsonl."""
+    from recall_tui.tui.panes.tuning import GOLDEN_K
+    from recall_tui.tui.widgets.table import VimTable
+    from recall_tui.tuning.golden import run_golden
+    from recall_tui.tuning.metrics import read_golden
+
+    other = tmp_path / "more-queries.jsonl"
+    other.write_text(json.dumps({"query": QUERY, "relevant": {"billing-pg16-upgrade": 3}})
+                     + "\n" + json.dumps({"query": "E_BILLING_4012",
+                                          "relevant": ["billing-error-codes"]}) + "\n", "utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"query": "ok", "relevant": ["a"]}\n{"query": 3}\n', "utf-8")
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await set_query(pilot, app, QUERY)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning.pane() is not None, "the tuning pane")
+        pane: TuningPane = app.tuning.pane()
+        await wait_until(pilot, lambda: pane.golden.current is not None and not pane.golden.busy,
+                         "the vault's golden set scored")
+        assert len(pane.golden.queries) > 2, "precondition: the vault's own set is bigger"
+        field = pane.query_one("#golden-file", Input)
+        summary = pane.query_one("#golden-summary", Static)
+        table = pane.query_one("#golden-table", VimTable)
+
+        async def load(text: str) -> None:
+            field.focus()
+            field.value = text
+            await pilot.press("enter")
+
+        await load(str(other))
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == 2, "the other file scored")
+        want = run_golden(engine, read_golden(other), pane.config, k=GOLDEN_K, now=PINNED_NOW)
+        assert pane.golden.current.means == want.means
+        assert [str(table.get_cell_at((r, 5))) for r in range(table.row_count)] == [
+            QUERY, "E_BILLING_4012"]
+        assert f"from {other}" in str(summary.render())
+
+        # a bad file: the message names the file and the line and the reason; nothing scored
+        await load(str(broken))
+        await wait_until(pilot, lambda: pane.golden.error is not None, "the bad file refused")
+        shown = str(summary.render())
+        assert f"{broken}:2:" in shown and '"query" must be a non-empty string' in shown
+        assert table.row_count == 0
+        await load(str(tmp_path / "missing.jsonl"))
+        await wait_until(pilot, lambda: "missing.jsonl" in str(summary.render()),
+                         "the missing file named")
+        assert "no such file" in str(summary.render()).lower()
+
+        # empty: back to the vault's own golden.jsonl
+        await load("")
+        await wait_until(pilot, lambda: not pane.golden.busy and pane.golden.error is None
+                         and pane.golden.current is not None
+                         and len(pane.golden.current.queries) == len(pane.golden.queries) > 2,
+                         "the vault's golden set again")
+
+
+@pytest.mark.own_vault
+async def test_loading_a_queries_file_moves_focus_to_its_list(engine, vault_copy):
+    """Loading a queries file in the golden tab moves the focus to its list; an integer
+    category is accepted (it is a label)."""
+    qfile = vault_copy / "other.jsonl"
+    qfile.write_text('{"query": "postgres upgrade", "relevant": {"billing-db-postgres16": 2},'
+                     ' "category": 3}\n', encoding="utf-8")
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        app.main().query_one("#results").focus()
+        await pilot.press("M")
+        await wait_until(pilot, lambda: app.tuning.pane() is not None
+                         and app.tuning.pane().config is not None, "the golden tab")
+        pane = app.tuning.pane()
+        path = pane.query_one("#golden-file", Input)
+        path.focus()
+        path.value = str(qfile)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is not None
+                         and app.focused.id == "golden-table", "the golden list focused")
+        await wait_until(pilot, lambda: pane.golden.current is not None
+                         or pane.golden.error, "the file scored")
+        # an integer category is accepted (it is a label)
+        assert not pane.golden.error, pane.golden.error
+
+
+@pytest.mark.own_vault
+async def test_side_by_side_compares_at_one_depth(engine):
+    """Both sides of side by side run at the knobs' k, and the figures say so."""
+    app = new_app(engine, query=QUERY)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        pane = await open_knobs(pilot, app)
+        assert engine.config.k == 5, "the premise: the default preset asks for 5"
+        assert pane.knobs.edit_knob("k", "10")
+        await pilot.press("D")
+        pane.query_one("#side-preset", Select).value = "default"
+        await wait_until(pilot, lambda: pane.knobs.runs is not None and not pane.knobs.busy
+                         and pane.knobs.runs.side_name == "default"
+                         and pane.knobs.runs.current.k == 10, "the two sides")
+        runs = pane.knobs.runs
+        assert runs.side.k == runs.current.k == runs.side_diff.k == 10
+        await wait_until(pilot, lambda: "both at k 10" in str(
+            pane.query_one("#side-figures").render()), "the depth on screen")

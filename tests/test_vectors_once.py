@@ -38,10 +38,10 @@ def small_vault(dst: Path) -> Path:
 def stored(idx: Index) -> dict:
     """Where the index's vectors are: per memory id its vector's bytes, the turns with one,
     the cache's hashes, and every memory's and turn's text hash."""
-    conn = idx._conn
+    conn = idx.core.conn
     mem = dict(conn.execute(
         "SELECT m.id, v.embedding FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid"
-    ).fetchall()) if idx._has_vec_table() else {}
+    ).fetchall()) if idx.core.has_vec_table() else {}
     return {
         "mem": mem,
         "turns": conn.execute("SELECT count(*) FROM turns WHERE vector IS NOT NULL").fetchone()[0],
@@ -93,7 +93,7 @@ def test_an_edit_parks_the_old_vector_and_editing_back_takes_it_out(tmp_path, em
         # The old text's vector waits in the cache, byte for byte the one the memory had.
         assert len(s["cache"]) == 1
         (h,) = s["cache"]
-        assert idx._conn.execute("SELECT vector FROM embed_cache").fetchone()[0] == \
+        assert idx.core.conn.execute("SELECT vector FROM embed_cache").fetchone()[0] == \
             before["mem"][m.id]
         assert h not in s["hashes"]
     (root / m.path).write_text(original, encoding="utf-8")
@@ -213,7 +213,7 @@ def test_an_index_of_schema_3_is_rebuilt_with_the_reason_and_keeps_its_vectors(
         s = stored(idx)
         assert_once(s)
         assert s["cache"] == set() and s["mem"] == before["mem"]
-        assert idx._conn.execute(
+        assert idx.core.conn.execute(
             "SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
     assert not previous_cache_path(db).exists()
 
