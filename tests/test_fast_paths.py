@@ -234,7 +234,8 @@ def test_turn_order_by_partition_equals_the_full_stable_sort(seed):
     """The turn channel sorts only the turns it can take (a partial sort, every tie at the cut
     kept); what it takes must be what the full stable sort of every turn gives, ties (many,
     here: rounded similarities) and turns the vault no longer holds included."""
-    from recall_tui.engine.stages.turns import _best_first, _take
+    from recall_tui.engine.stages.turns import _take
+    from recall_tui.engine.topk import best_first
     from recall_tui.vault.model import Turn
 
     rng = np.random.default_rng(seed)
@@ -247,10 +248,15 @@ def test_turn_order_by_partition_equals_the_full_stable_sort(seed):
     for threshold in (-2.0, 0.0, 0.5, 0.99):
         for limit in (1, 5, 20):
             for session in (None, "s3"):
-                order, _ = _best_first(sims, threshold, limit if not session else None)
+                margin = None if session else 4 * limit + 16
+                order = best_first(sims, sims >= threshold, margin)
                 want = _take(full, sims, ids, held, limit, threshold, session)
                 got = _take(order, sims, ids, held, limit, threshold, session)
-                if len(got) < limit and _best_first(sims, threshold, None)[0].size > order.size:
-                    got = _take(_best_first(sims, threshold, None)[0], sims, ids, held, limit,
-                                threshold, session)
+                if margin is not None and len(got) < limit and len(order) == margin:
+                    got = _take(best_first(sims, sims >= threshold, None), sims, ids, held,
+                                limit, threshold, session)
                 assert got == want, (threshold, limit, session)
+                # and the shared helper's first entries are the full stable sort's
+                eligible = sims >= threshold
+                assert best_first(sims, eligible, limit).tolist() == \
+                    [i for i in full.tolist() if eligible[i]][:limit]

@@ -16,12 +16,11 @@ parents are."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.turn_layout import layout, note, resort
 from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.text import analyze
+from recall_tui.engine.topk import best_first
 from recall_tui.engine.trace import Candidate
 
 
@@ -60,22 +59,6 @@ def speaker_terms(engine: StageContext, *, stem: bool, stop_words: bool) -> froz
         analyze(" ".join(sorted(layout(engine).names)), stem=stem, stop_words=stop_words)))
 
 
-def top_docs(scores: np.ndarray, limit: int) -> list[int]:
-    """The indices of the `limit` best positive scores, best first, ties by index: the
-    first `limit` of a stable descending sort, without sorting every memory (a partition
-    keeps the limit-th score's ties; the sort settles them)."""
-    docs = np.flatnonzero(scores > 0)
-    if limit <= 0:
-        return []
-    if len(docs) > limit:
-        s = scores[docs]
-        kth = np.partition(s, len(s) - limit)[len(s) - limit]
-        docs = docs[s >= kth]
-    order = np.lexsort((docs, -scores[docs]))
-    out: list[int] = docs[order][:limit].tolist()
-    return out
-
-
 def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.hop2
     if not cfg.enabled:
@@ -104,7 +87,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
     cap = min(st.score[s] for s in seeds) * (1 - 1e-9) if cfg.below_seeds else None
     out = Out(info=info)
     added = 0
-    for rank, d in enumerate(top_docs(scores, cfg.limit), 1):
+    for rank, d in enumerate(best_first(scores, scores > 0, cfg.limit).tolist(), 1):
         mid = kidx.ids[d]
         add = cfg.factor * top_seed * float(scores[d]) / best
         old = st.score.get(mid)

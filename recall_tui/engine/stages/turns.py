@@ -8,6 +8,7 @@ import numpy as np
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.vector import query_vector
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.topk import best_first
 from recall_tui.engine.trace import Candidate, TurnHit
 from recall_tui.vault.model import Turn
 
@@ -27,11 +28,15 @@ def run(engine: StageContext, st: RecallState) -> Out:
     sims = np.asarray(mat, dtype=np.float32) @ np.asarray(vec, dtype=np.float32)
     turns = engine.turns_by_id()
     session = st.filters.session_id
-    order, cut = _best_first(sims, cfg.threshold, cfg.limit if not session else None)
+    # Only the turns that can be taken are sorted (with a million turns the full sort cost
+    # as much as the product): the limit plus a margin for turns the vault no longer holds,
+    # and all of them when that margin was not enough (or a session filter skips turns).
+    margin = None if session else 4 * cfg.limit + 16
+    order = best_first(sims, sims >= cfg.threshold, margin)
     picked = _take(order, sims, ids, turns, cfg.limit, cfg.threshold, session)
-    if cut and len(picked) < cfg.limit:  # turns the vault no longer holds filled the margin
-        picked = _take(_best_first(sims, cfg.threshold, None)[0], sims, ids, turns, cfg.limit,
-                       cfg.threshold, session)
+    if margin is not None and len(picked) < cfg.limit and len(order) == margin:
+        picked = _take(best_first(sims, sims >= cfg.threshold, None), sims, ids, turns,
+                       cfg.limit, cfg.threshold, session)
     out = Out(info=[("turns", str(len(ids))), ("threshold", f"{cfg.threshold:g}")])
     for t, sim in picked:
         out.candidates.append(Candidate(t.id, sim, len(out.candidates) + 1, t.text[:100]))
@@ -52,24 +57,3 @@ def _take(order: np.ndarray, sims: np.ndarray, ids: list[str], turns: dict[str, 
             continue
         picked.append((t, float(sims[i])))
     return picked
-
-
-def _best_first(sims: np.ndarray, threshold: float,
-                limit: int | None) -> tuple[np.ndarray, bool]:
-    """Indexes of `sims` from the most similar down, ties by index (`argsort(-sims,
-    kind="stable")`'s order), cut where the caller's loop would stop anyway: below
-    `threshold`, and after `limit` entries plus a margin for turns the vault no longer holds.
-    With a million turns the full sort cost as much as the product itself; this sorts only
-    the few that can be taken. `limit` None: every entry at or above the threshold. The flag
-    says whether entries at or above the threshold were cut."""
-    keep = np.flatnonzero(sims >= threshold)
-    cut = False
-    if limit is not None and len(keep) > 4 * limit + 16:
-        top = 4 * limit + 16
-        part = keep[np.argpartition(-sims[keep], top - 1)[:top]]
-        kth = sims[part].min()
-        cut = True
-        keep = keep[sims[keep] >= kth]  # every tie at the cut, so ties keep their order
-    if len(keep) == 0:
-        return keep, cut
-    return keep[np.lexsort((keep, -sims[keep]))], cut
