@@ -324,18 +324,14 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
 
 
 def _matrix(engine: Any, vecs: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray | None:
-    """The rows of `ids` as one matrix: the index's own `vectors()` matrix when it holds
-    exactly those rows in that order (the usual case: no 150 MB copy at 100k memories),
-    else a stacked copy."""
+    """The rows of `ids` as one matrix: the matrix `Engine.memory_vectors` took `vecs` from
+    when it holds exactly those rows in that order (the usual case: no 150 MB copy at 100k
+    memories, and no second read of the index), else a stacked copy."""
     if not ids:
         return None
-    if len(ids) == len(vecs) and engine.index is not None:
-        try:
-            vids, vmat = engine.index.vectors()
-        except Exception:  # no vectors stored after all: stack what the engine has
-            vids, vmat = [], None
-        if vmat is not None and list(vids) == ids:
-            return np.ascontiguousarray(vmat)
+    held = engine._derived.get("vector_matrix")
+    if held is not None and len(ids) == len(vecs) and list(held[0]) == ids:
+        return np.ascontiguousarray(held[1])
     return np.stack([vecs[i] for i in ids])
 
 
