@@ -28,7 +28,6 @@ methods that delegate to the parts; the parts' own names are imported from their
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -124,24 +123,6 @@ class Index:
     def shared(self) -> SharedFile:
         """The multi-process part (`SharedFile`), which the core owns."""
         return self.core.shared
-
-    # The core's connection, lock and meta under the names the index's tests use.
-    @property
-    def _conn(self) -> apsw.Connection:
-        return self.core.conn
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self.core.lock
-
-    def _meta(self, key: str) -> str | None:
-        return self.core.meta(key)
-
-    def _has_vec_table(self) -> bool:
-        return self.core.has_vec_table()
-
-    def _invalidate(self) -> None:
-        self.core.invalidate()
 
     # ------------------------------------------------------------------ the parts' methods
 
