@@ -77,7 +77,7 @@ class AgentFeed:
             return False
         self._active_stamp = stamp
         self.active, self.warning = active, warning
-        self.app._set_status()
+        self.app.update_status()
         return True
 
     def status_head(self, status: Text) -> None:

@@ -130,7 +130,9 @@ class RecallApp(App[None]):
                                      k=self.settings.k, now=now,
                                      verbosity=self.settings.verbosity)
         self.presets = presets or [self.request.preset]
-        self._given_engine = engine
+        self.given_engine = engine
+        """The engine the caller opened (`make_app(engine=)`: tests, the bench, a replay), used
+        instead of opening the vault; None when the app opens it."""
         self.engine: Engine | None = None
         """The engine of the request's preset once the vault is open (`recalls.engine_for`
         gives the others)."""
@@ -194,7 +196,7 @@ class RecallApp(App[None]):
 
     def on_engine_failed(self, message: EngineFailed) -> None:
         self.status_text = "cannot open the vault"
-        self._set_status()
+        self.update_status()
         self.notify(message.reason, title="cannot open the vault", severity="error",
                     markup=False, timeout=30)
 
@@ -240,7 +242,7 @@ class RecallApp(App[None]):
 
     def show_recall_failed(self, error: str) -> None:
         self.status_text = "recall failed"
-        self._set_status()
+        self.update_status()
         self.notify(error, title="recall failed", severity="error", markup=False)
 
     def record(self, trace: Trace) -> None:
@@ -300,7 +302,7 @@ class RecallApp(App[None]):
         pane = main.pane_widget(main.active_pane())
         if pane is not None and pane.is_mounted:
             self.refresh_pane(pane)
-        self._set_status()
+        self.update_status()
 
     def _refresh_detail(self, main: MainScreen) -> None:
         trace = self.trace
@@ -329,7 +331,8 @@ class RecallApp(App[None]):
         if pane is not None and pane.is_mounted and not isinstance(pane, VaultPane):
             self.refresh_pane(pane)
 
-    def _set_status(self) -> None:
+    def update_status(self) -> None:
+        """Redraw the status line from the app's state (the controllers call it after a change)."""
         main = self.main()
         if main is None:
             return

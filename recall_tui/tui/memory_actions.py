@@ -38,7 +38,7 @@ def pin(app: RecallApp, memory_id: str) -> None:
     main = app.main()
     if main is not None:
         main.query_one(PinnedTable).show(app.pinned, app.trace, app.vault)
-        app._set_status()
+        app.update_status()
 
 
 def unpin(app: RecallApp, memory_id: str) -> None:

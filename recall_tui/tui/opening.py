@@ -44,7 +44,7 @@ class VaultOpener:
         from recall_tui.engine.opening import VaultOpening as EngineOpening
 
         app = self.app
-        if app._given_engine is not None:
+        if app.given_engine is not None:
             app.run_worker(self._hand_over_given_engine, thread=True, exclusive=True,
                            group="engine")
             return
@@ -82,7 +82,7 @@ class VaultOpener:
     def _hand_over_given_engine(self) -> None:
         """An engine given to `make_app`: handed over from a worker, as the message arrives
         after the first layout (the snapshots depend on that order)."""
-        engine = self.app._given_engine
+        engine = self.app.given_engine
         if engine is not None:  # `start` runs this only then
             self.app.post_message(EngineReady(engine, engine.vault, 0.0))
 
@@ -94,7 +94,7 @@ class VaultOpener:
             app.status_text = "embedding"
         else:
             app.status_text = text + "…"
-        app._set_status()
+        app.update_status()
         self.hits_box_note()
 
     def hits_box_note(self) -> None:

@@ -169,7 +169,7 @@ class _Clock:
 
         for cls in (Waterfall, ResultsTable, PinnedTable, ExplanationTree, StageDetail):
             self._wrap(main.query_one(cls), "show", cls.__name__, widget=True)
-        self._wrap(self.app, "_set_status", "status", widget=True)
+        self._wrap(self.app, "update_status", "status", widget=True)
 
     def reset(self) -> None:
         self.marks.clear()

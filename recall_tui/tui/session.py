@@ -63,7 +63,7 @@ class SessionTools:
                            severity="error", markup=False)
                 return
             app.notify(f"recording every recall to {path}", title="recording", markup=False)
-        app._set_status()
+        app.update_status()
 
     def record(self, trace: Trace) -> None:
         """Append an applied (completed, non-stale) recall to the recording, if one is on."""

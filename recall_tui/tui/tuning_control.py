@@ -292,7 +292,7 @@ class TuningController:
         # the status line keeps it (the notice fades): which file the judgement went to
         grade_text = "removed" if value is None else str(value)
         app.status_text = f"judged {one_line(mid, 40)} ({grade_text}) in {shown}"
-        app._set_status()
+        app.update_status()
         pane = self.pane()
         if pane is not None and pane.is_mounted:
             pane.schedule_golden(force=True)
@@ -383,7 +383,7 @@ class TuningController:
         app = self.app
         want = self.watch_vault
         if want is None:
-            want = app._given_engine is None and not app.replaying
+            want = app.given_engine is None and not app.replaying
         engines = app.recalls.engines
         if not want or engines is None or engines.watcher is not None:
             return
