@@ -132,7 +132,7 @@ class TuningController:
             app.notify("open the tuning pane (t) and change a knob first")
             return
         changed = [c.path for c in changed_knobs(pane.base, pane.config)]
-        gate = gate_setup(app, pane.golden.source)  # the active preset, read before the save
+        gate = gate_setup(app.vault_path, pane.golden.source)  # the active preset, read before the save
         screen = SavePresetScreen(changed, heldout_verdict(pane.tune.result, pane.config),
                                   *((gate.label(app.vault_path), "") if isinstance(gate, GateSetup)
                                     else (None, gate)))
@@ -158,6 +158,10 @@ class TuningController:
         app.notify(f"saved preset {choice.name} to {path.parent.name}/{path.name}; "
                    "choose it with o or the palette", markup=False)
         if choice.activate and choice.gate and isinstance(gate, GateSetup):  # gate, then deploy
+            if app.engine is None:  # the gate recalls on the open vault
+                app.notify(f"the vault is not open, so the gate cannot run: preset {choice.name} "
+                           "not made the agent's", severity="warning", markup=False)
+                return
             app.push_screen(GateScreen(app.engine, gate, pane.config, choice.name,
                                        lambda: self.make_active(choice.name), app.request.now))
         elif choice.activate:  # a separate decision: saving never deploys by itself

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -29,6 +29,11 @@ from textual.worker import get_current_worker
 
 from recall_tui.tui.safe import lit, one_line
 
+if TYPE_CHECKING:
+    from recall_tui.engine.config import Config
+    from recall_tui.engine.pipeline import Engine
+    from recall_tui.tuning.snapshot import GateResult, SetQuery
+
 
 @dataclass(frozen=True)
 class GateSetup:
@@ -36,10 +41,10 @@ class GateSetup:
 
     baseline_name: str
     """The agent's active preset."""
-    baseline: Any
+    baseline: Config
     """Its `Config`, loaded before anything is saved."""
     queries_file: Path
-    queries: tuple[Any, ...]
+    queries: tuple[SetQuery, ...]
     """`SetQuery`s of the file."""
     judged: int
     """How many of them are judged (the gate tests only those)."""
@@ -53,7 +58,7 @@ class GateSetup:
                 f"{shown} ({self.judged} judged); activate only if it passes")
 
 
-def gate_setup(app: Any, queries_file: Path | None) -> GateSetup | str:
+def gate_setup(vault_path: Path, queries_file: Path | None) -> GateSetup | str:
     """The gate for a save from the Tuning pane: the active preset (`.recall/active.json`) as
     the baseline, `queries_file` (the golden tab's; default: the vault's judged queries) as the
     set. A string says why there is none (shown in the dialog instead of the box)."""
@@ -62,7 +67,7 @@ def gate_setup(app: Any, queries_file: Path | None) -> GateSetup | str:
     from recall_tui.tuning.golden import default_queries_file
     from recall_tui.tuning.snapshot import read_query_set
 
-    root = Path(app.vault_path)
+    root = Path(vault_path)
     path = queries_file or default_queries_file(root)
     try:
         active, _warning = resolve_active(root)
@@ -86,7 +91,7 @@ class GateScreen(ModalScreen[bool]):
         Binding("escape,enter", "close", "Close", id="gate.close"),
     ]
 
-    def __init__(self, engine: Any, setup: GateSetup, candidate: Any, candidate_name: str,
+    def __init__(self, engine: Engine, setup: GateSetup, candidate: Config, candidate_name: str,
                  on_pass: Callable[[], None], now: datetime | None = None) -> None:
         super().__init__()
         self.engine = engine
@@ -95,7 +100,7 @@ class GateScreen(ModalScreen[bool]):
         self.candidate_name = candidate_name
         self.on_pass = on_pass
         self.now = now or datetime.now(timezone.utc)
-        self.result: Any = None
+        self.result: GateResult | None = None
         """The `GateResult` once the gate ran (tests wait for it)."""
         self.error: str | None = None
 
@@ -138,7 +143,7 @@ class GateScreen(ModalScreen[bool]):
         t.append(f"\npreset {self.candidate_name} not made the agent's", style="bold")
         self.query_one("#gate-verdict", Static).update(t)
 
-    def _done(self, res: Any) -> None:
+    def _done(self, res: GateResult) -> None:
         from recall_tui.tuning.snapshot import gate_lines
 
         self.result = res
