@@ -24,6 +24,7 @@ from datetime import datetime
 from recall_tui.engine.config_sections import BoostsConfig, StalenessBoost
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.topk import by_score
 from recall_tui.engine.trace import BoostFactor, Candidate
 from recall_tui.vault.model import Memory
 
@@ -264,7 +265,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
 
     st.boosts = Factors(list(args), written)
     st.score = dict(st.boosted)
-    st.order = sorted(st.order, key=lambda mid: (-st.score[mid], -vault.memories[mid].updated.timestamp(), mid))
+    st.order = by_score(engine, st.score, st.order)
     enabled = [n for n in ("staleness", "recency", "trust", "credibility", "tier", "emotion",
                            "recall", "relevance", "spacing", "context", "cross_channel")
                if getattr(cfg, n).enabled]
