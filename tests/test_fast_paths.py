@@ -327,3 +327,39 @@ def test_boost_factors_written_on_demand_equal_compute(opened):
             assert st.boosts[mid] == tuple(want) and st.staleness[mid] == label
             assert st.boosted[mid] == boosts.apply(before[mid], want)
         assert list(st.boosts) == ids and "no-such-id" not in st.boosts
+
+
+def test_the_shared_tie_break_sort_equals_sorting_by_timestamp(opened):
+    """fuse, hops, boosts and the turn stages order by `topk.by_score`, which keeps each
+    memory's `-updated.timestamp()` per vault: the order must be the per-key sort's, ties on
+    the score (many here) and on `updated` included."""
+    from recall_tui.engine.topk import by_score
+
+    _, vault, idx = opened
+    engine = Engine(vault, idx, load_preset("default"))
+    rng = random.Random(3)
+    ids = sorted(vault.memories)
+    for _ in range(20):
+        some = rng.sample(ids, min(len(ids), 60))
+        score = {mid: float(rng.choice((0.5, 1.0, rng.random()))) for mid in some}
+        want = sorted(score, key=lambda mid: (-score[mid],
+                                              -vault.memories[mid].updated.timestamp(), mid))
+        assert by_score(engine, score, score) == want
+
+
+def test_settle_heap_freezes_only_a_large_vault(opened, monkeypatch):
+    """`settle_heap` (the service's and the bench's gc.freeze) leaves a small vault's process
+    as it is and freezes the heap from FREEZE_MIN_MEMORIES on."""
+    import gc
+
+    from recall_tui.engine import pipeline
+
+    _, vault, _ = opened
+    gc.unfreeze()
+    try:
+        assert len(vault.memories) < pipeline.FREEZE_MIN_MEMORIES
+        assert pipeline.settle_heap(vault) is False and gc.get_freeze_count() == 0
+        monkeypatch.setattr(pipeline, "FREEZE_MIN_MEMORIES", len(vault.memories))
+        assert pipeline.settle_heap(vault) is True and gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
