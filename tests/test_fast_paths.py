@@ -16,6 +16,7 @@ from recall_tui.engine import Engine
 from recall_tui.engine.config import load_preset
 from recall_tui.engine.stages.keyword import field_weights
 from recall_tui.engine.stages.parse import parse_query
+from recall_tui.engine.trace import MatchedTerms
 from recall_tui.index.embed import LocalEmbedder
 from recall_tui.index.fts import match_any
 from recall_tui.index.store import Index
@@ -260,3 +261,105 @@ def test_turn_order_by_partition_equals_the_full_stable_sort(seed):
                 eligible = sims >= threshold
                 assert best_first(sims, eligible, limit).tolist() == \
                     [i for i in full.tolist() if eligible[i]][:limit]
+
+
+def test_keyword_matched_terms_by_mask_equal_the_per_document_lists(opened):
+    """The keyword stage builds each candidate's matched terms and note once per pattern of
+    matches (`matched_masks`); they must be what the per-document lists give, field order,
+    term order and weights included, and the stage must fall back to those lists when a
+    query has more distinct terms than a mask holds."""
+    from recall_tui.engine.stages import keyword as kw
+
+    root, vault, idx = opened
+    cfg = load_preset("default")
+    engine = Engine(vault, idx, cfg)
+    kidx = engine.keyword_index(cfg)
+    weights = field_weights(cfg)
+    long_query = " ".join(f"word{i}" for i in range(70)) + " postgres upgrade"
+    checked = 0
+    for q in [*_queries(root), long_query]:
+        parsed = parse_query(q, cfg)
+        if not parsed.terms:
+            continue
+        top = kidx.ranked(kidx.search(parsed.terms, weights), 50).tolist()
+        want = [kw._written(tuple(MatchedTerms(f, tuple(parsed.term_words.get(t, t)
+                                                           for t in ts), weights[f])
+                                  for f, ts in per.items()))
+                for per in kidx.matched_terms(top, parsed.terms, weights)]
+        assert kw._matched(kidx, top, parsed.terms, parsed.term_words, weights) == want, q
+        checked += len(top)
+    assert kidx.matched_masks([0], tuple(long_query.split()), weights) is None
+    assert checked > 500
+
+
+def test_boost_factors_written_on_demand_equal_compute(opened):
+    """The boosts stage multiplies every candidate's factor values and writes the reasons
+    for the memories whose factors are read (the hits): every candidate's factors, read
+    from the stage's mapping, must be `compute`'s, and its boosted score `apply`'s, with
+    every boost on and the context boost matching."""
+    from datetime import timedelta
+
+    from recall_tui.engine.stages import boosts
+    from recall_tui.engine.state import Filters, ParsedQuery, RecallState
+
+    root, vault, idx = opened
+    cfg = load_preset("default")
+    for name in ("staleness", "recency", "trust", "credibility", "tier", "emotion", "recall",
+                 "relevance", "spacing", "context", "cross_channel"):
+        cfg = cfg.with_value(f"boosts.{name}.enabled", True)
+    engine = Engine(vault, idx, cfg)
+    ids = sorted(vault.memories)
+    some = next(iter(vault.memories.values()))
+    for now in (PINNED_NOW, PINNED_NOW - timedelta(days=4000)):  # the second dates some after now
+        st = RecallState(ParsedQuery("q", "q", (), ()), cfg, 10, now, None,
+                         Filters(context_topic=some.topic_path[:3] or None), None, (), "lean")
+        st.order = list(ids)
+        st.score = {mid: 1.0 + i / 7 for i, mid in enumerate(ids)}
+        st.vector_ran = True
+        before = dict(st.score)
+        boosts.run(engine, st)
+        t = st.now
+        for mid in ids:
+            rs = idx.recall_stats(mid)
+            ctx = boosts.BoostContext(t, frozenset(), True, int(rs.count), tuple(rs.times),
+                                      t.hour, t.weekday(), st.filters.context_topic)
+            want, label = boosts.compute(vault.memories[mid], cfg.boosts, ctx)
+            assert st.boosts[mid] == tuple(want) and st.staleness[mid] == label
+            assert st.boosted[mid] == boosts.apply(before[mid], want)
+        assert list(st.boosts) == ids and "no-such-id" not in st.boosts
+
+
+def test_the_shared_tie_break_sort_equals_sorting_by_timestamp(opened):
+    """fuse, hops, boosts and the turn stages order by `topk.by_score`, which keeps each
+    memory's `-updated.timestamp()` per vault: the order must be the per-key sort's, ties on
+    the score (many here) and on `updated` included."""
+    from recall_tui.engine.topk import by_score
+
+    _, vault, idx = opened
+    engine = Engine(vault, idx, load_preset("default"))
+    rng = random.Random(3)
+    ids = sorted(vault.memories)
+    for _ in range(20):
+        some = rng.sample(ids, min(len(ids), 60))
+        score = {mid: float(rng.choice((0.5, 1.0, rng.random()))) for mid in some}
+        want = sorted(score, key=lambda mid: (-score[mid],
+                                              -vault.memories[mid].updated.timestamp(), mid))
+        assert by_score(engine, score, score) == want
+
+
+def test_settle_heap_freezes_only_a_large_vault(opened, monkeypatch):
+    """`settle_heap` (the service's and the bench's gc.freeze) leaves a small vault's process
+    as it is and freezes the heap from FREEZE_MIN_MEMORIES on."""
+    import gc
+
+    from recall_tui.engine import pipeline
+
+    _, vault, _ = opened
+    gc.unfreeze()
+    try:
+        assert len(vault.memories) < pipeline.FREEZE_MIN_MEMORIES
+        assert pipeline.settle_heap(vault) is False and gc.get_freeze_count() == 0
+        monkeypatch.setattr(pipeline, "FREEZE_MIN_MEMORIES", len(vault.memories))
+        assert pipeline.settle_heap(vault) is True and gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()

@@ -24,6 +24,7 @@ from recall_tui.agent.session_window import SessionWindow
 from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import load_preset
 from recall_tui.engine.engines import EngineSet
+from recall_tui.engine.pipeline import settle_heap
 from recall_tui.engine.stages.parse import parse_time
 from recall_tui.vault.model import Role, Vault
 from recall_tui.vault.reader import read_vault
@@ -84,6 +85,7 @@ class RecallCore:
         self.engines = EngineSet(vault, self.index, root=self.root, lock=self.lock)
         """One engine per preset asked for, sharing the vault and the index (and `lock`)."""
         self.engine = self.engines.for_preset(self.preset, self.cfg)
+        settle_heap(vault)  # the open vault and index out of the collector's full passes
 
     # --- engines -------------------------------------------------------------------------
 

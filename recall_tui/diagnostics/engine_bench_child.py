@@ -266,6 +266,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
     it off), so its stage is timed beside the other channels; the result says which."""
     from recall_tui.engine import Engine
     from recall_tui.engine.config import load_preset
+    from recall_tui.engine.pipeline import settle_heap
     from recall_tui.index.store import Index
     from recall_tui.vault.readcache import cache_path, drop_read_cache
     from recall_tui.vault.reader import read_vault
@@ -347,6 +348,7 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         for q in queries:
             engine.clear_cache()
             engine.recall(q, now=BENCH_NOW)
+        settle_heap(vault)  # as the TUI's warm-up and the service's open do (engine/pipeline.py)
         per_stage: dict[str, list[float]] = {s: [] for s in STAGE_ORDER}
         # The stages' times on the queries the oracles use, for like-for-like ratios.
         oracle_set = set(queries[:ORACLE_QUERIES])

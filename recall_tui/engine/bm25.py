@@ -184,10 +184,14 @@ class KeywordIndex:
             if not w:
                 continue
             idx = self.fields[name]
+            present = [t for t in uniq if t in idx.span]
+            if not present:  # no query term in this field: its scores are all 0, adding
+                per_field[name] = np.zeros(n)  # `w x 0` to the total changes no bit
+                continue
             s = idx.scores(terms)
             per_field[name] = s
             total += w * s
-            for t in uniq:
+            for t in present:
                 matched[idx.contains(t)] = True
         return KeywordResult(total, per_field, matched)
 
@@ -209,6 +213,33 @@ class KeywordIndex:
     def scores_of(self, res: KeywordResult) -> KeywordScores:
         """Every matched memory's total score, by id, without building a dict per recall."""
         return KeywordScores(self.pos, res.total, res.matched)
+
+    def matched_masks(self, docs: Sequence[int], terms: Sequence[str],
+                      weights: Mapping[str, float]
+                      ) -> tuple[list[str], list[str], list[tuple[int, ...]]] | None:
+        """What `matched_terms` says, as bits: (the weighted fields, the distinct query terms,
+        per doc one mask per field whose bit j says it holds `terms[j]` there). Most of the
+        keyword stage's candidates share a few masks, so the stage builds each field's
+        matched terms (and each note) once per mask instead of once per candidate. None when
+        there are more distinct terms than an int64 holds bits (`matched_terms` then)."""
+        uniq = list(dict.fromkeys(terms))
+        if len(uniq) > 62:
+            return None
+        names = [name for name in FIELDS if weights.get(name, 0.0)]
+        arr = np.asarray(docs, dtype=np.int64)
+        bits = np.zeros((len(names), len(arr)), dtype=np.int64)
+        mask = np.zeros(len(self.ids), dtype=bool)
+        for fi, name in enumerate(names):
+            idx = self.fields[name]
+            row = bits[fi]
+            for j, t in enumerate(uniq):
+                holders = idx.contains(t)
+                if not len(holders):
+                    continue
+                mask[holders] = True
+                row |= mask[arr].astype(np.int64) << j
+                mask[holders] = False
+        return names, uniq, [tuple(r) for r in bits.T.tolist()]
 
     def matched_terms(self, docs: Sequence[int], terms: Sequence[str],
                       weights: Mapping[str, float]) -> list[dict[str, list[str]]]:

@@ -172,7 +172,7 @@ class RecallState:
     score: dict[str, float] = field(default_factory=dict)
     """The current score of each id in `order`."""
     pre_boost_rank: dict[str, int] = field(default_factory=dict)
-    boosts: dict[str, tuple[BoostFactor, ...]] = field(default_factory=dict)
+    boosts: Mapping[str, tuple[BoostFactor, ...]] = field(default_factory=dict)
     boosted: dict[str, float] = field(default_factory=dict)
     staleness: dict[str, str] = field(default_factory=dict)
     rerank: dict[str, float] = field(default_factory=dict)

@@ -3,7 +3,13 @@ every entry: what the stages that rank all memories or all turns per recall take
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from recall_tui.engine.stages import StageContext
 
 
 def best_first(scores: np.ndarray, eligible: np.ndarray, limit: int | None) -> np.ndarray:
@@ -21,3 +27,13 @@ def best_first(scores: np.ndarray, eligible: np.ndarray, limit: int | None) -> n
             docs = docs[s >= kth]
     order = docs[np.lexsort((docs, -scores[docs]))]
     return order if limit is None else order[:limit]
+
+
+def by_score(engine: StageContext, score: Mapping[str, float], ids: Iterable[str]) -> list[str]:
+    """Memory ids best score first, ties: newer `updated` first, then id: the pipeline's
+    order (fuse, hops, boosts and the turn stages re-rank by it). Each memory's
+    `-updated.timestamp()` is kept per vault instead of being computed in every sort key of
+    every recall (the same float: `timestamp()` of the same datetime)."""
+    newer: dict[str, float] = engine.memo("topk.newer", lambda: {
+        mid: -m.updated.timestamp() for mid, m in engine.vault.memories.items()})
+    return sorted(ids, key=lambda mid: (-score[mid], newer[mid], mid))

@@ -47,7 +47,7 @@ STAGE_ORDER: tuple[str, ...] = (
 CHANNELS: tuple[str, ...] = ("keyword", "fuzzy", "vector", "signature", "topic", "graph")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Candidate:
     """One candidate a stage produced."""
 
@@ -60,13 +60,29 @@ class Candidate:
     note: str = ""
     """Short stage-specific detail, e.g. the matched snippet or the sub-query that found it."""
 
+    def __init__(self, id: str, score: float, rank: int, note: str = "") -> None:
+        # The frozen dataclass's own __init__ sets each field through object.__setattr__;
+        # every stage makes one of these per candidate per recall, so the fields go straight
+        # into the instance dict (where that __init__ puts them: equality, hash, repr,
+        # `fields` and `replace` are the dataclass's).
+        d = self.__dict__
+        d["id"] = id
+        d["score"] = score
+        d["rank"] = rank
+        d["note"] = note
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Dropped:
     """A memory a stage removed, and why."""
 
     id: str
     reason: str
+
+    def __init__(self, id: str, reason: str) -> None:  # as Candidate's
+        d = self.__dict__
+        d["id"] = id
+        d["reason"] = reason
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from recall_tui.engine.config_sections import BoostsConfig, StalenessBoost
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.topk import by_score
 from recall_tui.engine.trace import BoostFactor, Candidate
 from recall_tui.vault.model import Memory
 
@@ -62,98 +64,123 @@ def bucket(hour: int) -> str:
 
 def staleness(m: Memory, now: datetime, cfg: StalenessBoost) -> tuple[str, float, str]:
     """(label, age in days, explanation) of a memory's lifecycle stage."""
+    return _staleness(m, now, cfg, True)
+
+
+def _staleness(m: Memory, now: datetime, cfg: StalenessBoost, why: bool
+               ) -> tuple[str, float, str]:
+    """`staleness`, its explanation written only when `why`."""
     age = (now - m.updated).total_seconds() / 86400
     if m.expires is not None and m.expires < now:
-        return "expired", age, f"past expires {m.expires.date().isoformat()}"
+        return "expired", age, f"past expires {m.expires.date().isoformat()}" if why else ""
     w = cfg.windows.get(m.type) or cfg.windows.get("fact") or [90, 365, 1095]
     if age < 0:  # dated after `now`: not in the future's past, so as fresh as it gets
         return "fresh", age, (f"{m.type} dated {-age:.0f}d after now "
-                              f"(updated {m.updated.date().isoformat()}): age taken as 0")
+                              f"(updated {m.updated.date().isoformat()}): age taken as 0"
+                              if why else "")
     if age < w[0]:
-        return "fresh", age, f"{m.type} {age:.0f}d old < {w[0]}d"
+        return "fresh", age, f"{m.type} {age:.0f}d old < {w[0]}d" if why else ""
     if age < w[1]:
-        return "aging", age, f"{m.type} {age:.0f}d old, aging after {w[0]}d"
+        return "aging", age, f"{m.type} {age:.0f}d old, aging after {w[0]}d" if why else ""
     if age < w[2]:
-        return "stale", age, f"{m.type} {age:.0f}d old, stale after {w[1]}d"
-    return "expired", age, f"{m.type} {age:.0f}d old, expired after {w[2]}d"
+        return "stale", age, f"{m.type} {age:.0f}d old, stale after {w[1]}d" if why else ""
+    return "expired", age, f"{m.type} {age:.0f}d old, expired after {w[2]}d" if why else ""
 
 
 def compute(m: Memory, cfg: BoostsConfig, ctx: BoostContext) -> tuple[list[BoostFactor], str]:
     """The enabled factors for one memory, and its staleness label."""
-    out: list[BoostFactor] = []
-    label, age, why = staleness(m, ctx.now, cfg.staleness)
+    factors, label = _factors(m, cfg, ctx.now, ctx.channels, ctx.vector_ran, ctx.recall_count,
+                              ctx.recall_times, ctx.hour, ctx.weekday, ctx.topic, True)
+    return [BoostFactor(name, value, reason) for name, value, reason in factors], label
+
+
+def _factors(m: Memory, cfg: BoostsConfig, now: datetime, channels: frozenset[str],
+             vector_ran: bool, recall_count: int, recall_times: tuple[datetime, ...],
+             hour: int | None, weekday: int | None, topic: str | None, why: bool
+             ) -> tuple[list[tuple[str, float, str]], str]:
+    """`compute` as (name, value, reason) triples (every factor is `mul`), each reason
+    written only when `why`: the stage multiplies every candidate's values and writes the
+    reasons out for the hits alone, with the same arguments, so they are the same."""
+    out: list[tuple[str, float, str]] = []
+    label, age, reason = _staleness(m, now, cfg.staleness, why)
     if cfg.staleness.enabled:
-        out.append(BoostFactor("staleness", getattr(cfg.staleness, label), f"{label}: {why}"))
+        out.append(("staleness", getattr(cfg.staleness, label),
+                    f"{label}: {reason}" if why else ""))
     e = abs(m.emotion)
     if cfg.recency.enabled:
         r = cfg.recency
         used = max(age, 0.0)  # a memory dated after `now` is clamped to age 0, and says so
         base = max(r.floor, 1 - used / r.decay_days)
         v = base * (1 + e * r.emotion)
-        why = (f"max({r.floor:g}, 1 - {used:.4g}/{r.decay_days:g}) x (1 + {e:g} x {r.emotion:g})"
-               f" = {v:.4g}")
-        if age < 0:
-            why += f"; dated {-age:.0f}d after now: age clamped to 0"
-        out.append(BoostFactor("recency", v, why))
+        reason = ""
+        if why:
+            reason = (f"max({r.floor:g}, 1 - {used:.4g}/{r.decay_days:g}) x (1 + {e:g} x "
+                      f"{r.emotion:g}) = {v:.4g}")
+            if age < 0:
+                reason += f"; dated {-age:.0f}d after now: age clamped to 0"
+        out.append(("recency", v, reason))
     if cfg.trust.enabled:
-        out.append(BoostFactor("trust", 0.5 + 0.5 * m.trust / 3, f"trust {m.trust:g}: 0.5 + 0.5 x {m.trust:g}/3"))
+        out.append(("trust", 0.5 + 0.5 * m.trust / 3,
+                    f"trust {m.trust:g}: 0.5 + 0.5 x {m.trust:g}/3" if why else ""))
     if cfg.credibility.enabled:
         c = cfg.credibility
         hit = m.credibility <= c.threshold
-        out.append(BoostFactor("credibility", c.factor if hit else 1.0,
-                               f"credibility {m.credibility:g} {'<=' if hit else '>'} {c.threshold:g}"))
+        out.append(("credibility", c.factor if hit else 1.0,
+                    f"credibility {m.credibility:g} {'<=' if hit else '>'} {c.threshold:g}"
+                    if why else ""))
     if cfg.tier.enabled:
         core = m.tier == "core"
-        out.append(BoostFactor("tier", cfg.tier.core if core else 1.0, f"tier {m.tier}"))
+        out.append(("tier", cfg.tier.core if core else 1.0, f"tier {m.tier}" if why else ""))
     if cfg.emotion.enabled:
-        out.append(BoostFactor("emotion", 1 + e * cfg.emotion.per_unit,
-                               f"|emotion| {e:g} x {cfg.emotion.per_unit:g}"))
+        out.append(("emotion", 1 + e * cfg.emotion.per_unit,
+                    f"|emotion| {e:g} x {cfg.emotion.per_unit:g}" if why else ""))
     if cfg.recall.enabled:
-        out.append(BoostFactor("recall", 1 + cfg.recall.per_recall * ctx.recall_count,
-                               f"recalled {ctx.recall_count} times"))
+        out.append(("recall", 1 + cfg.recall.per_recall * recall_count,
+                    f"recalled {recall_count} times" if why else ""))
     if cfg.relevance.enabled:
         rel = m.extra.get("relevance_score", m.confidence)
         try:
             relv = float(rel) if rel is not None else 0.0
         except (TypeError, ValueError):
             relv = 0.0
-        out.append(BoostFactor("relevance", 1 + cfg.relevance.amount if relv > 0 else 1.0,
-                               f"relevance {relv:g} {'> 0' if relv > 0 else '<= 0'}"))
+        out.append(("relevance", 1 + cfg.relevance.amount if relv > 0 else 1.0,
+                    f"relevance {relv:g} {'> 0' if relv > 0 else '<= 0'}" if why else ""))
     if cfg.spacing.enabled:
-        times = sorted(ctx.recall_times)
+        times = sorted(recall_times)
         if len(times) >= 2:
             avg = (times[-1] - times[0]).total_seconds() / 86400 / (len(times) - 1)
             v = cfg.spacing.week if avg >= 7 else cfg.spacing.day if avg >= 1 else 1.0
-            out.append(BoostFactor("spacing", v, f"mean interval {avg:.1f}d over {len(times)} recalls"))
+            out.append(("spacing", v,
+                        f"mean interval {avg:.1f}d over {len(times)} recalls" if why else ""))
         else:
-            out.append(BoostFactor("spacing", 1.0, f"{len(times)} recall(s): no interval"))
+            out.append(("spacing", 1.0, f"{len(times)} recall(s): no interval" if why else ""))
     if cfg.context.enabled:
         cx = cfg.context
         add = 0.0
         parts = []
-        if ctx.hour is not None and bucket(m.created.hour) == bucket(ctx.hour):
+        if hour is not None and bucket(m.created.hour) == bucket(hour):
             add += cx.hour
-            parts.append(f"{bucket(ctx.hour)} +{cx.hour:g}")
-        if ctx.weekday is not None:
+            parts.append(f"{bucket(hour)} +{cx.hour:g}")
+        if weekday is not None:
             wd = m.created.weekday()
-            if wd == ctx.weekday:
+            if wd == weekday:
                 add += cx.weekday
                 parts.append(f"same weekday +{cx.weekday:g}")
-            elif (wd >= 5) == (ctx.weekday >= 5):
+            elif (wd >= 5) == (weekday >= 5):
                 add += cx.weekday / 2
                 parts.append(f"same {'weekend' if wd >= 5 else 'weekday'} kind +{cx.weekday / 2:g}")
-        if ctx.topic and (m.topic_key == ctx.topic or m.topic_path.startswith(ctx.topic)):
+        if topic and (m.topic_key == topic or m.topic_path.startswith(topic)):
             add += cx.topic
-            parts.append(f"topic {ctx.topic} +{cx.topic:g}")
-        out.append(BoostFactor("context", 1 + add, ", ".join(parts) or "no context match"))
+            parts.append(f"topic {topic} +{cx.topic:g}")
+        out.append(("context", 1 + add, ", ".join(parts) or "no context match"))
     if cfg.cross_channel.enabled:
-        lexical_only = bool(ctx.channels) and ctx.channels <= LEXICAL
-        if ctx.vector_ran and lexical_only:
-            out.append(BoostFactor("cross_channel", cfg.cross_channel.penalty,
-                                   "found only by keyword/fuzzy, not confirmed by vector"))
+        lexical_only = bool(channels) and channels <= LEXICAL
+        if vector_ran and lexical_only:
+            out.append(("cross_channel", cfg.cross_channel.penalty,
+                        "found only by keyword/fuzzy, not confirmed by vector"))
         else:
-            out.append(BoostFactor("cross_channel", 1.0,
-                                   "vector did not run" if not ctx.vector_ran else "confirmed"))
+            out.append(("cross_channel", 1.0,
+                        "vector did not run" if not vector_ran else "confirmed"))
     return out, label
 
 
@@ -169,6 +196,36 @@ def apply(score: float, factors: list[BoostFactor]) -> float:
     return s
 
 
+class Factors(Mapping[str, tuple[BoostFactor, ...]]):
+    """id -> its boost factors with their reasons, written out the first time they are read
+    (the trace reads the hits' only): the stage multiplies every candidate's values without
+    writing a reason, then `build` runs `compute` with the same arguments for a memory read
+    here, so its factors are the very ones `compute` gives."""
+
+    def __init__(self, ids: list[str], build: Callable[[str], tuple[BoostFactor, ...]]):
+        self._ids = ids
+        self._known = frozenset(ids)
+        self._build = build
+        self._done: dict[str, tuple[BoostFactor, ...]] = {}
+
+    def __getitem__(self, memory_id: str) -> tuple[BoostFactor, ...]:
+        got = self._done.get(memory_id)
+        if got is None:
+            if memory_id not in self._known:
+                raise KeyError(memory_id)
+            got = self._done[memory_id] = self._build(memory_id)
+        return got
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
 def run(engine: StageContext, st: RecallState) -> Out:
     cfg = st.cfg.boosts
     vault = engine.vault
@@ -178,6 +235,8 @@ def run(engine: StageContext, st: RecallState) -> Out:
     wday = st.filters.context_weekday if st.filters.context_weekday is not None else t.weekday()
     topic = st.filters.context_topic
     need_stats = cfg.recall.enabled or cfg.spacing.enabled
+    args: dict[str, tuple[Memory, frozenset[str], int, tuple[datetime, ...]]] = {}
+    values: dict[str, list[tuple[str, float, str]]] = {}
     for mid in st.order:
         m = vault.memories[mid]
         chans = frozenset(c.channel for c in st.channel_scores.get(mid, ()))
@@ -189,13 +248,24 @@ def run(engine: StageContext, st: RecallState) -> Out:
                 count, times = int(rs.count), tuple(rs.times)
             except Exception:  # a missing store means no history, not a failed recall
                 count, times = 0, ()
-        ctx = BoostContext(t, chans, st.vector_ran, count, times, hour, wday, topic)
-        factors, label = compute(m, cfg, ctx)
+        args[mid] = (m, chans, count, times)
+        factors, label = _factors(m, cfg, t, chans, st.vector_ran, count, times, hour, wday,
+                                  topic, False)
+        values[mid] = factors
         st.staleness[mid] = label
-        st.boosts[mid] = tuple(factors)
-        st.boosted[mid] = apply(st.score[mid], factors)
+        score = st.score[mid]  # `apply`: every factor is `mul`, in order
+        for _name, value, _reason in factors:
+            score *= value
+        st.boosted[mid] = score
+
+    def written(mid: str) -> tuple[BoostFactor, ...]:
+        m, chans, count, times = args[mid]
+        return tuple(compute(m, cfg, BoostContext(t, chans, st.vector_ran, count, times, hour,
+                                                  wday, topic))[0])
+
+    st.boosts = Factors(list(args), written)
     st.score = dict(st.boosted)
-    st.order = sorted(st.order, key=lambda mid: (-st.score[mid], -vault.memories[mid].updated.timestamp(), mid))
+    st.order = by_score(engine, st.score, st.order)
     enabled = [n for n in ("staleness", "recency", "trust", "credibility", "tier", "emotion",
                            "recall", "relevance", "spacing", "context", "cross_channel")
                if getattr(cfg, n).enabled]
@@ -203,6 +273,6 @@ def run(engine: StageContext, st: RecallState) -> Out:
     if not enabled:
         out.reason = "no boost enabled"
     for rank, mid in enumerate(st.order, 1):
-        prod = " ".join(f"{f.name}x{f.value:.3g}" for f in st.boosts[mid] if f.value != 1.0)
+        prod = " ".join(f"{name}x{value:.3g}" for name, value, _ in values[mid] if value != 1.0)
         out.candidates.append(Candidate(mid, st.score[mid], rank, prod))
     return out

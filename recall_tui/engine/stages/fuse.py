@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from recall_tui.engine.config_sections import FuseConfig
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.topk import by_score
 from recall_tui.engine.trace import CHANNELS, Candidate, ChannelScore
 
 
@@ -243,10 +244,9 @@ def run(engine: StageContext, st: RecallState) -> Out:
     weights = {ch: float(getattr(cfg.weights, ch)) for ch in CHANNELS}
     method = method_of(cfg)
     fused, st.fusion_max, bounds, divisors = method.fuse(rankings, st, cfg, weights)
-    vault = engine.vault
-    order = sorted(fused, key=lambda mid: (-fused[mid][0],
-                                           -vault.memories[mid].updated.timestamp(), mid))
-    st.fused = {mid: fused[mid][0] for mid in order}
+    scores = {mid: f[0] for mid, f in fused.items()}
+    order = by_score(engine, scores, fused)
+    st.fused = {mid: scores[mid] for mid in order}
     # The formula is written out for the hits only, when the trace is built (`Engine._hits`):
     # not for every candidate of every recall (every keystroke).
     st.fusion_text = lambda mid: (method.formula(cfg, fused[mid][1], fused[mid][0], bounds,

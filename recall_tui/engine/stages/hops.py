@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from recall_tui.engine.depth import pool_depth
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.state import Out, RecallState
+from recall_tui.engine.topk import by_score
 from recall_tui.engine.trace import Candidate, HopInfo
 from recall_tui.vault.model import Vault
 
@@ -44,9 +45,7 @@ def run(engine: StageContext, st: RecallState) -> Out:
         st.hops[nid] = info
         st.hop_scores[nid] = s
         st.score[nid] = s
-    vault = engine.vault
-    st.order = sorted(st.score, key=lambda mid: (-st.score[mid],
-                                                 -vault.memories[mid].updated.timestamp(), mid))
+    st.order = by_score(engine, st.score, st.score)
     out = Out(info=[("parents", str(len(parents))), ("factor", f"{cfg.factor:g}"),
                     ("added", str(len(found))), ("beyond_k", str(cfg.beyond_k).lower())])
     ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))

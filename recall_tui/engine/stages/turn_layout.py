@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recall_tui.engine.text import fold
+from recall_tui.engine.topk import by_score
 from recall_tui.vault.model import Vault
 
 if TYPE_CHECKING:
@@ -72,9 +73,7 @@ def layout(engine: StageContext) -> TurnLayout:
 
 def resort(engine: StageContext, st: RecallState) -> None:
     """Re-rank `st.order` by `st.score` with the pipeline's tie-breaks (newer, then id)."""
-    mems = engine.vault.memories
-    st.order = sorted(st.score, key=lambda mid: (-st.score[mid],
-                                                 -mems[mid].updated.timestamp(), mid))
+    st.order = by_score(engine, st.score, st.score)
 
 
 def note(st: RecallState, mid: str, text: str) -> None:
