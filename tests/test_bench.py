@@ -14,6 +14,7 @@ from recall_tui.cli import main
 from recall_tui.diagnostics.engine_bench import synth_vault
 from recall_tui.diagnostics.engine_bench_child import (
     SCORE_TOLERANCE,
+    STANDIN_CHUNK,
     StandinEmbedder,
     embedder_for,
     keyword_oracle,
@@ -146,6 +147,11 @@ def test_bench_compares_with_a_baseline(bench_run):
     assert compare_baseline(data, old, "old.json")["figures"] == []
     shown = format_table({**data, "baseline": compare_baseline(data, data, "same.json")})
     assert "against the baseline same.json" in shown and "steady" in shown
+    assert "note:" not in shown
+    # A baseline of another bench version (other stand-in vectors) is compared with a note.
+    v1 = compare_baseline(data, {**old, "version": 1}, "v1.json")
+    assert "stand-in's vectors changed" in v1["version_note"]
+    assert "note: the baseline is bench version 1" in format_table({**data, "baseline": v1})
 
 
 def test_bench_rejects_a_bad_baseline(tmp_path, capsys):
@@ -171,6 +177,14 @@ def test_standin_embedder_is_deterministic_unit_vectors():
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(a[0], a[2]) and not np.allclose(a[0], a[1])
     assert np.array_equal(StandinEmbedder().embed(["alpha"])[0], a[0])
+    # A text's vector depends on its text alone, not on its batch or place in it (a batch
+    # longer than the stand-in's chunk included), and the model says it is a stand-in.
+    many = e.embed([f"t{i}" for i in range(STANDIN_CHUNK + 3)])
+    assert np.array_equal(many[STANDIN_CHUNK + 1], e.embed([f"t{STANDIN_CHUNK + 1}"])[0])
+    assert np.allclose(np.linalg.norm(many, axis=1), 1.0, atol=1e-5)
+    assert "stand-in" in StandinEmbedder.model
+    # Unbiased directions: the mean of many vectors is near zero in every coordinate.
+    assert float(np.abs(many.mean(axis=0)).max()) < 0.01
 
 
 def test_auto_embedder_choice():
