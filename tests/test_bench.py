@@ -281,3 +281,24 @@ def test_scale_targets_at_100k_and_first_open():
     assert met[("re-read of the unchanged vault", "synth-100000")] is False
     assert met[("first open (no index) to first keyword result", "sample")] is True
     assert met[("first open (no index) to first keyword result", "synth-10000")] is False
+
+
+def test_embedding_chunks_grow_with_a_fast_embedder_and_stay_small_with_a_slow_one():
+    """The vector sync's chunk: ~CHUNK_SECONDS of work at the last chunk's rate, at most
+    doubling, between EMBED_CHUNK and EMBED_CHUNK_MAX."""
+    from recall_tui.index.vector_sync import (
+        CHUNK_SECONDS,
+        EMBED_CHUNK,
+        EMBED_CHUNK_MAX,
+        next_chunk_size,
+    )
+
+    fast, sizes = EMBED_CHUNK, []
+    while fast < EMBED_CHUNK_MAX:
+        fast = next_chunk_size(fast, fast, fast * 20e-6)  # the stand-in: ~20 us a text
+        sizes.append(fast)
+    assert sizes[0] == 2 * EMBED_CHUNK and sizes[-1] == EMBED_CHUNK_MAX
+    slow = next_chunk_size(EMBED_CHUNK, EMBED_CHUNK, EMBED_CHUNK * 0.05)  # a model: 50 ms
+    assert slow == EMBED_CHUNK
+    assert next_chunk_size(256, 256, 256 * CHUNK_SECONDS / 100) == 100
+    assert next_chunk_size(64, 0, 0.0) == 64 and next_chunk_size(64, 64, 0.0) == 128
