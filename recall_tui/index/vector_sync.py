@@ -262,10 +262,6 @@ class VectorSync:
             wanted[1].setdefault(h, []).append(rowid)
         del need_mem_rows
         hashes = sorted(wanted[0].keys() | wanted[1].keys())
-        # Embedded in the order of the rows they go to (memories, then turns by rowid): each
-        # chunk's writes land on neighbouring pages, not on pages all over the turns table.
-        first_row = {h: (1, min(rows)) for h, rows in wanted[1].items()}
-        first_row.update({h: (0, min(rows)) for h, rows in wanted[0].items()})
         # Vectors from storage first (parked in the cache, or on another row with the same
         # text), a batch per transaction.
         have: set[str] = set()
@@ -276,9 +272,7 @@ class VectorSync:
                 go_on = False  # another process switched the embedder or rebuilt
                 break
             have |= got
-        missing = sorted((h for h in hashes if h not in have), key=first_row.__getitem__
-                         ) if go_on else []
-        del first_row
+        missing = [h for h in hashes if h not in have] if go_on else []
         new: set[str] = set()
         error: str | None = None
         t0 = time.perf_counter()
