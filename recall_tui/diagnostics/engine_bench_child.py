@@ -55,7 +55,7 @@ class StandinEmbedder:
     turned into 384 standard normals by Box-Muller, then scaled to unit length). A text's
     vector depends on its text alone, never on the batch it came in. The per-text work is one
     C hash; the rest is numpy over the whole batch, ~20 us a text on this 2-core machine (a
-    numpy generator per text cost ~100x that). It exercises storage and kNN exactly like real
+    numpy generator per text cost ~4x that in CPU). It exercises storage and kNN exactly like real
     vectors of the same dimension; its similarities mean nothing, so recall quality is not
     measured."""
 

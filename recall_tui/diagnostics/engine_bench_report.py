@@ -319,6 +319,6 @@ def compare_baseline(bench: dict[str, Any], baseline: dict[str, Any], file: str,
 #: What changed in each bench version, said when a baseline of another version is compared.
 VERSION_CHANGES: dict[Any, str] = {
     2: "the stand-in's vectors changed (a SHAKE-256 stream per text, not a numpy generator), "
-       "so the index build's embedding share is ~100x smaller and stand-in rankings differ; "
+       "~4x cheaper to make, the build's chunks larger, and stand-in rankings differ; "
        "compare the index build and the vector figures with care",
 }
