@@ -14,6 +14,7 @@ from recall_tui.cli import main
 from recall_tui.diagnostics.engine_bench import synth_vault
 from recall_tui.diagnostics.engine_bench_child import (
     SCORE_TOLERANCE,
+    STANDIN_CHUNK,
     StandinEmbedder,
     embedder_for,
     keyword_oracle,
@@ -146,6 +147,11 @@ def test_bench_compares_with_a_baseline(bench_run):
     assert compare_baseline(data, old, "old.json")["figures"] == []
     shown = format_table({**data, "baseline": compare_baseline(data, data, "same.json")})
     assert "against the baseline same.json" in shown and "steady" in shown
+    assert "note:" not in shown
+    # A baseline of another bench version (other stand-in vectors) is compared with a note.
+    v1 = compare_baseline(data, {**old, "version": 1}, "v1.json")
+    assert "stand-in's vectors changed" in v1["version_note"]
+    assert "note: the baseline is bench version 1" in format_table({**data, "baseline": v1})
 
 
 def test_bench_rejects_a_bad_baseline(tmp_path, capsys):
@@ -171,6 +177,14 @@ def test_standin_embedder_is_deterministic_unit_vectors():
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(a[0], a[2]) and not np.allclose(a[0], a[1])
     assert np.array_equal(StandinEmbedder().embed(["alpha"])[0], a[0])
+    # A text's vector depends on its text alone, not on its batch or place in it (a batch
+    # longer than the stand-in's chunk included), and the model says it is a stand-in.
+    many = e.embed([f"t{i}" for i in range(STANDIN_CHUNK + 3)])
+    assert np.array_equal(many[STANDIN_CHUNK + 1], e.embed([f"t{STANDIN_CHUNK + 1}"])[0])
+    assert np.allclose(np.linalg.norm(many, axis=1), 1.0, atol=1e-5)
+    assert "stand-in" in StandinEmbedder.model
+    # Unbiased directions: the mean of many vectors is near zero in every coordinate.
+    assert float(np.abs(many.mean(axis=0)).max()) < 0.01
 
 
 def test_auto_embedder_choice():
@@ -267,3 +281,24 @@ def test_scale_targets_at_100k_and_first_open():
     assert met[("re-read of the unchanged vault", "synth-100000")] is False
     assert met[("first open (no index) to first keyword result", "sample")] is True
     assert met[("first open (no index) to first keyword result", "synth-10000")] is False
+
+
+def test_embedding_chunks_grow_with_a_fast_embedder_and_stay_small_with_a_slow_one():
+    """The vector sync's chunk: ~CHUNK_SECONDS of work at the last chunk's rate, at most
+    doubling, between EMBED_CHUNK and EMBED_CHUNK_MAX."""
+    from recall_tui.index.vector_sync import (
+        CHUNK_SECONDS,
+        EMBED_CHUNK,
+        EMBED_CHUNK_MAX,
+        next_chunk_size,
+    )
+
+    fast, sizes = EMBED_CHUNK, []
+    while fast < EMBED_CHUNK_MAX:
+        fast = next_chunk_size(fast, fast, fast * 20e-6)  # the stand-in: ~20 us a text
+        sizes.append(fast)
+    assert sizes[0] == 2 * EMBED_CHUNK and sizes[-1] == EMBED_CHUNK_MAX
+    slow = next_chunk_size(EMBED_CHUNK, EMBED_CHUNK, EMBED_CHUNK * 0.05)  # a model: 50 ms
+    assert slow == EMBED_CHUNK
+    assert next_chunk_size(256, 256, 256 * CHUNK_SECONDS / 100) == 100
+    assert next_chunk_size(64, 0, 0.0) == 64 and next_chunk_size(64, 64, 0.0) == 128

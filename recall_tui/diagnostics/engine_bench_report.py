@@ -235,6 +235,8 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
         lines.append(f"against the baseline {cmp['file']} (its load {cmp['load_average']}, now "
                      f"{m.get('load_average_at_start')}; a move under {cmp['tolerance']:.0%} is "
                      "called steady):")
+        if cmp.get("version_note"):
+            lines.append(f"  note: {cmp['version_note']}")
         for c in cmp["figures"]:
             lines.append(f"  {c['verdict']:<8} {c['figure']} [{c['where']}]: {_f(c['baseline'])} "
                          f"-> {_f(c['now'])} {c['unit']} ({c['ratio']:.2f}x)")
@@ -305,4 +307,18 @@ def compare_baseline(bench: dict[str, Any], baseline: dict[str, Any], file: str,
             figures.append({"figure": name, "where": r.get("label"), "unit": unit,
                             "baseline": a, "now": b, "ratio": ratio, "verdict": verdict})
     load = (baseline.get("machine") or {}).get("load_average_at_start")
-    return {"file": file, "tolerance": tolerance, "load_average": load, "figures": figures}
+    out: dict[str, Any] = {"file": file, "tolerance": tolerance, "load_average": load,
+                           "figures": figures}
+    if baseline.get("version") != bench.get("version"):
+        out["version_note"] = (
+            f"the baseline is bench version {baseline.get('version')}, this run "
+            f"{bench.get('version')}: {VERSION_CHANGES.get(bench.get('version'), 'see the docs')}")
+    return out
+
+
+#: What changed in each bench version, said when a baseline of another version is compared.
+VERSION_CHANGES: dict[Any, str] = {
+    2: "the stand-in's vectors changed (a SHAKE-256 stream per text, not a numpy generator), "
+       "~4x cheaper to make, the build's chunks larger, and stand-in rankings differ; "
+       "compare the index build and the vector figures with care",
+}

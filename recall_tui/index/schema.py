@@ -268,6 +268,10 @@ def remove_index_files(path: Path) -> None:
             Path(str(path) + suffix).unlink()
 
 
+#: The turns' text-hash index, also dropped and made again around a bulk load of turns
+#: (`sync.bulk_turns`).
+TURNS_TEXT_INDEX = "CREATE INDEX turns_text ON turns(text_hash)"
+
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE memories(
@@ -318,7 +322,7 @@ CREATE TABLE turns(
     row_hash TEXT NOT NULL,
     text_hash TEXT NOT NULL,
     vector BLOB);
-CREATE INDEX turns_text ON turns(text_hash);
+{TURNS_TEXT_INDEX};
 CREATE TABLE signatures(id TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE recall_stats(
     id TEXT PRIMARY KEY, count INTEGER NOT NULL, last_recalled TEXT, times TEXT NOT NULL

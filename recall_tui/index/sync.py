@@ -11,13 +11,16 @@ the memories table held) and the progressive open's pending vectors (`fill_vecto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
+
+import apsw
 
 from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.fts import FTS_COLUMNS
@@ -29,7 +32,7 @@ from recall_tui.index.rows import (
     sha,
     trigram_content,
 )
-from recall_tui.index.schema import _now_iso, write_txn
+from recall_tui.index.schema import TURNS_TEXT_INDEX, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
 from recall_tui.index.vector_sync import VectorFill, VectorSync
 from recall_tui.index.vectors import VectorStore
@@ -281,7 +284,8 @@ class IndexSync:
                     after[m.path] = (rowid, rh, m.mtime)
                     self._vectors.note_added(rowid)
                 conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
-                turns_changed = self._sync_turns(vault.turns)
+                with bulk_turns(conn, len(vault.turns)):
+                    turns_changed = self._sync_turns(vault.turns)
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
@@ -467,3 +471,23 @@ class IndexSync:
         self._vectors.forget_missing()
         self._store.forget_queries()
         self._core.invalidate()
+
+
+#: Turns loaded into an empty turns table from which on the text-hash index is made after
+#: the rows, not kept up to date row by row (~2.7x less CPU for 200k turns: one sort instead
+#: of a random B-tree insert each).
+BULK_TURNS = 10_000
+
+
+@contextlib.contextmanager
+def bulk_turns(conn: apsw.Connection, incoming: int) -> Iterator[None]:
+    """Inside the sync's write transaction: when `incoming` turns (BULK_TURNS or more) go into
+    an empty turns table (a first index, a rebuild), drop the turns' text-hash index for the
+    load and make it again before the transaction commits, so no reader sees it missing."""
+    bulk = incoming >= BULK_TURNS and conn.execute(
+        "SELECT 1 FROM turns LIMIT 1").fetchone() is None
+    if bulk:
+        conn.execute("DROP INDEX IF EXISTS turns_text")
+    yield  # on an error the transaction's rollback brings the index back
+    if bulk:
+        conn.execute(TURNS_TEXT_INDEX)

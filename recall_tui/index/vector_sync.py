@@ -20,7 +20,6 @@ re-checks what it relies on (see docs/data-safety.md). Headless.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -39,8 +38,14 @@ _NeedRow = tuple[int, str, str, str]
 """A memory row still without a vector: (rowid, embed_hash, id, path)."""
 
 #: Texts embedded per call while building, each chunk committed on its own: progress moves,
-#: and a failure or a kill loses at most one chunk of embedding work.
+#: and a failure or a kill loses at most one chunk of embedding work. The first chunk has
+#: EMBED_CHUNK texts; the next ones are sized to take about CHUNK_SECONDS at the rate the last
+#: one went (at most doubling, at most EMBED_CHUNK_MAX): a real model stays near 32 texts a
+#: chunk, a fast embedder (the bench's stand-in: ~20 us a text) grows to thousands, so a
+#: million turns are not a million / 32 write transactions.
 EMBED_CHUNK = 32
+EMBED_CHUNK_MAX = 4096
+CHUNK_SECONDS = 0.5
 #: Hashes looked up (and vectors written) per transaction when taking stored vectors.
 TAKE_BATCH = 500
 
@@ -274,7 +279,14 @@ class VectorSync:
         if progress and missing:
             progress(0, len(missing), "embed")
         done = 0
-        for chunk in _chunks(self._texts(vault, missing, source, wanted[1]), EMBED_CHUNK):
+        size, at = EMBED_CHUNK, 0
+        while at < len(missing):
+            part = missing[at : at + size]
+            at += len(part)
+            chunk = self._texts(vault, part, source, wanted[1])
+            if not chunk:
+                continue
+            started = time.perf_counter()
             try:
                 vecs = emb.embed([t for _, t in chunk])
             except EmbedderUnavailable as exc:
@@ -283,6 +295,7 @@ class VectorSync:
             made = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(chunk, vecs, strict=True)}
             if self._write_vectors(key, dim, made, wanted) is None:
                 break  # another process switched the embedder or rebuilt: its vectors win
+            size = next_chunk_size(size, len(chunk), time.perf_counter() - started)
             new.update(made)
             done += len(chunk)
             if progress:
@@ -311,24 +324,30 @@ class VectorSync:
     def _texts(
         self, vault: Vault, hashes: list[str], source: dict[str, tuple[str, str]],
         turn_rows: dict[str, list[int]],
-    ) -> Iterator[tuple[str, str]]:
+    ) -> list[tuple[str, str]]:
         """(hash, text) for each of `hashes` whose text is still what the row was indexed
-        with, built one at a time: a memory's from the vault's memory of the row's id and
-        path, a turn's read back from its row."""
+        with: a memory's from the vault's memory of the row's id and path, a turn's read back
+        from its row (TAKE_BATCH rows a query)."""
+        texts: dict[str, str | None] = {}
+        ask: list[tuple[int, str]] = []
         for h in hashes:
-            text = None
             mid, path = source.get(h, ("", ""))
             m = vault.memories.get(mid)
             if m is not None and m.path == path:
-                text = embed_text(m)
+                texts[h] = embed_text(m)
             elif h in turn_rows:
-                with self._lock:
-                    row = self._conn.execute(
-                        "SELECT text FROM turns WHERE rowid=?", (turn_rows[h][0],)
-                    ).fetchone()
-                text = row[0] if row else None
-            if text is not None and sha(text) == h:
-                yield h, text
+                texts[h] = None
+                ask.append((turn_rows[h][0], h))
+        for i in range(0, len(ask), TAKE_BATCH):
+            part = dict(ask[i : i + TAKE_BATCH])
+            with self._lock:
+                rows = cast("list[tuple[int, str]]", self._conn.execute(
+                    f"SELECT rowid, text FROM turns WHERE rowid IN ({','.join('?' * len(part))})",
+                    list(part),
+                ).fetchall())
+            for rowid, text in rows:
+                texts[part[rowid]] = text
+        return [(h, t) for h, t in texts.items() if t is not None and sha(t) == h]
 
     def _take_stored(
         self, key: str, dim: int, hashes: list[str],
@@ -423,16 +442,23 @@ class VectorSync:
                     rows.append((rowid, blob))
                     taken.add(h)
         conn.executemany("INSERT INTO memory_vectors(rowid, embedding) VALUES (?, ?)", rows)
-        placed_turns = False
-        for h, blob in blobs.items():
-            for rowid in wanted[1].get(h, ()):
-                conn.execute(
-                    "UPDATE turns SET vector=? WHERE rowid=? AND text_hash=? AND vector IS NULL",
-                    (blob, rowid, h),
-                )
-                if conn.changes():
+        # The turns that still need exactly these texts, asked TAKE_BATCH rows a query; each
+        # then gets its vector (one statement for all, still guarded as the ask was).
+        asked = {rowid: h for h in blobs for rowid in wanted[1].get(h, ())}
+        order = sorted(asked)
+        fits: list[tuple[bytes, int, str]] = []
+        for i in range(0, len(order), TAKE_BATCH):
+            part = order[i : i + TAKE_BATCH]
+            for rowid, h in cast("list[tuple[int, str]]", conn.execute(
+                f"SELECT rowid, text_hash FROM turns WHERE rowid IN ({','.join('?' * len(part))})"
+                " AND vector IS NULL", part,
+            ).fetchall()):
+                if asked[rowid] == h:
+                    fits.append((blobs[h], rowid, h))
                     taken.add(h)
-                    placed_turns = True
+        conn.executemany(
+            "UPDATE turns SET vector=? WHERE rowid=? AND text_hash=? AND vector IS NULL", fits)
+        placed_turns = bool(fits)
         conn.executemany("DELETE FROM embed_cache WHERE model=? AND text_hash=?",
                          [(key, h) for h in taken])
         self._core.invalidate()
@@ -473,15 +499,14 @@ class VectorSync:
         self._core.bump_generation()
 
 
-def _chunks(items: Iterator[tuple[str, str]], n: int) -> Iterator[list[tuple[str, str]]]:
-    chunk: list[tuple[str, str]] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == n:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def next_chunk_size(size: int, texts: int, seconds: float) -> int:
+    """The next chunk's size after `texts` texts were embedded and written in `seconds`: what
+    takes about CHUNK_SECONDS at that rate, at most twice `size`, between EMBED_CHUNK and
+    EMBED_CHUNK_MAX."""
+    if texts <= 0:
+        return size
+    fit = CHUNK_SECONDS * texts / seconds if seconds > 0 else float(EMBED_CHUNK_MAX)
+    return max(EMBED_CHUNK, min(EMBED_CHUNK_MAX, 2 * size, int(fit)))
 
 
 def _embedder_key(emb: Embedder) -> str:
