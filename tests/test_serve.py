@@ -91,7 +91,8 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
     rec = read_agent_log(vault, session="warm-1")[0]
     assert rec.path == "service" and "lesson-pg-upgrade-analyze" in rec.injected_ids
     # the command `hook install` writes (no `site`, the launcher): the same answer, and the
-    # process imports neither `site` nor `json` (whose `re` costs a -S start as much again)
+    # process imports neither `site` nor `json` (whose `re` costs a -S start as much again),
+    # nor `os` or the package's `__init__` modules
     from recall_tui.agent.install import hook_argv
 
     cmd = hook_argv(vault, "prompt-submit", ["--budget-ms", "1e9"])  # (over it, a warning
@@ -103,9 +104,9 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
     assert json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] == ctx
     loaded = {line.split("|")[-1].strip() for line in r.stderr.splitlines()
               if line.startswith("import time:")}
-    assert "recall_tui.agent.client" in loaded
+    assert "_socket" in loaded  # (the launcher loads recall_tui.agent.hook_wire itself)
     heavy = sorted(loaded & {"site", "json", "re", "enum", "numpy", "apsw", "argparse", "socket",
-                             "typing", "pathlib", "recall_tui.cli.hook"})
+                             "typing", "pathlib", "recall_tui.cli.hook", "os", "recall_tui"})
     assert heavy == [], heavy
     assert read_agent_log(vault, session="warm-2")[0].path == "service"
 
