@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,15 @@ if TYPE_CHECKING:
 
 #: The query of `RecallCore.warm_up` (its last word is in no vault's vocabulary).
 WARM_UP_QUERY = "warm-up recall qzxjvk"
+
+
+def _embed_ms(trace: Any) -> float:
+    """The query embedding's milliseconds, as the vector stage reported them (0 without it)."""
+    st = trace.stage("vector")
+    try:
+        return float(dict(st.info).get("embed_ms", 0.0)) if st is not None else 0.0
+    except ValueError:
+        return 0.0
 
 
 class _Stopped(Exception):
@@ -213,9 +223,26 @@ class RecallCore:
             filters = Filters(types=tuple(types), include_superseded=include_superseded)
             return eng.recall(query, k=k, as_of=at, why=list(why), filters=filters)
 
-    def hook(self, opts: H.HookOptions, payload: H.HookPayload) -> tuple[dict[str, Any], AgentRecall]:
-        """Run a hook event: the JSON to print and the flight-recorder record (appended)."""
+    def hook(self, opts: H.HookOptions, payload: H.HookPayload,
+             phases: dict[str, float] | None = None) -> tuple[dict[str, Any], AgentRecall]:
+        """Run a hook event: the JSON to print and the flight-recorder record (appended).
+        `phases` (the service's request timing) gets the milliseconds of `recall` (the
+        pipeline, `embed` of it the query embedding), `format` (the text injected) and
+        `record` (the trace's dict and the log line)."""
+        out, rec, record = self.hook_then_record(opts, payload, phases)
+        record()
+        return out, rec
+
+    def hook_then_record(self, opts: H.HookOptions, payload: H.HookPayload,
+                         phases: dict[str, float] | None = None
+                         ) -> tuple[dict[str, Any], AgentRecall, Callable[[], bool]]:
+        """`hook` without its last step: the JSON to print, the record, and `record()`, which
+        completes the record (the trace's dict) and appends it to the flight recorder. The
+        service calls it once the answer is sent, so the prompt never waits for the log
+        (RecallService keeps the count of those pending and writes them before it exits)."""
         t0 = time.perf_counter()
+        t_recall = t_format = t0
+        made: Any = None  # the prompt's trace (a SessionStart runs no recall)
         rec = AgentRecall(id=new_id(), time=now_iso(), served_by="hook",
                           event=H.EVENTS.get(opts.event, opts.event), session_id=payload.session_id,
                           prompt=payload.prompt, source=payload.source, cwd=payload.cwd,
@@ -248,8 +275,11 @@ class RecallCore:
                 eng = self.engine_for(opts.preset)
                 k = opts.k or eng.config.k
                 trace = eng.recall(payload.prompt, k=k, filters=self._hook_filters(win, opts.repeat_window))
+                t_recall = time.perf_counter()
+                made = trace
+                if phases is not None:
+                    phases["embed"] = _embed_ms(trace)
                 rec.config_hash = trace.config_hash
-                rec.trace_dict = trace.to_dict()
                 blocks = []
                 for h in trace.hits[:k]:
                     m = self.vault.memories.get(h.id)
@@ -262,10 +292,23 @@ class RecallCore:
             line = f"Loaded {len(ids)} relevant entries: " + ", ".join(ids)
             rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
             out = H.output(opts.event, text, line if opts.transparency else "")
+            t_format = time.perf_counter()
         rec.ms = round((time.perf_counter() - t0) * 1000, 2)
         rec.warning = self.warning  # the active preset missing: `default` used (mcp18's line)
-        append_recall(self.root, rec)
-        return out, rec
+        if phases is not None and t_recall > t0:
+            phases["recall"] = round((t_recall - t0) * 1000, 3)
+            phases["format"] = round((t_format - t_recall) * 1000, 3)
+
+        def record() -> bool:
+            t1 = time.perf_counter()
+            if made is not None:
+                rec.trace_dict = made.to_dict()
+            done = append_recall(self.root, rec)
+            if phases is not None:
+                phases["record"] = round((time.perf_counter() - t1) * 1000, 3)
+            return done
+
+        return out, rec, record
 
     def _hook_filters(self, win: SessionWindow | None, window: int) -> Filters:
         """The prompt hook's exclusions, each with its reason (the filter stage's drop reason,
