@@ -237,12 +237,14 @@ class RecallCore:
                          phases: dict[str, float] | None = None
                          ) -> tuple[dict[str, Any], AgentRecall, Callable[[], bool]]:
         """`hook` without its last step: the JSON to print, the record, and `record()`, which
-        completes the record (the trace's dict) and appends it to the flight recorder. The
+        saves the session's repeat window, completes the record (the trace's dict) and
+        appends it to the flight recorder. The
         service calls it once the answer is sent, so the prompt never waits for the log
         (RecallService keeps the count of those pending and writes them before it exits)."""
         t0 = time.perf_counter()
         t_recall = t_format = t0
         made: Any = None  # the prompt's trace (a SessionStart runs no recall)
+        window: SessionWindow | None = None  # the session's repeat window, to save
         rec = AgentRecall(id=new_id(), time=now_iso(), served_by="hook",
                           event=H.EVENTS.get(opts.event, opts.event), session_id=payload.session_id,
                           prompt=payload.prompt, source=payload.source, cwd=payload.cwd,
@@ -288,7 +290,7 @@ class RecallCore:
             text, ids, left = H.fit(H.prompt_head, blocks, opts.max_context)
             if win is not None:
                 win.record(ids)
-                win.save()
+                window = win  # saved with the record, off the answer's path
             line = f"Loaded {len(ids)} relevant entries: " + ", ".join(ids)
             rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
             out = H.output(opts.event, text, line if opts.transparency else "")
@@ -301,6 +303,8 @@ class RecallCore:
 
         def record() -> bool:
             t1 = time.perf_counter()
+            if window is not None:
+                window.save()
             if made is not None:
                 rec.trace_dict = made.to_dict()
             done = append_recall(self.root, rec)

@@ -27,7 +27,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (quoted: `from __future__` is a module to import too)
-    from typing import Any
+    from typing import Any, NoReturn
 
 #: How long a hook waits for the service's answer before it recalls in its own process:
 #: well inside Claude Code's 30 s hook timeout, so a hung service (stopped, swapping,
@@ -423,3 +423,83 @@ def ask_service(root: "Any", req: "dict[str, Any]") -> "dict[str, Any]":
     if got is not None:
         return got
     return request(root, req, timeout=hook_timeout())
+
+
+# --- the launcher's part (recall_tui/launcher.py: a hook's process without `site`) ----------
+
+_site_done = False
+_home: "str | None" = None
+
+
+def fast_path(argv: list[str], launcher: str) -> "int | None":
+    """The hook fast path when ARGV is `hook session-start | prompt-submit ...`: its exit code
+    when the warm service answered, else None (the full command takes over). `launcher`: the
+    launcher's file, whose folder (the package) Python put first on `sys.path`; its parent
+    takes that place meanwhile (for a warning's import)."""
+    if not (len(argv) > 1 and argv[0] == "hook" and argv[1] in HOOK_EVENTS):
+        return None
+    here = launcher.rpartition("/")[0]
+    first = sys.path[0] if sys.path else None
+    if here and first == here:
+        sys.path[0] = here.rpartition("/")[0] or "/"
+    try:
+        code = try_service(argv[1:])
+    except BrokenPipeError:
+        return 0
+    if code is None and first is not None:
+        sys.path[0] = first  # as Python put it: `prepare_full_start` decides
+    return code
+
+
+def exit_now(code: int) -> "NoReturn":
+    """Leave at once once the fast path answered: its output flushed, nothing else to finish
+    (no thread, no open file, no `atexit`), so the interpreter's teardown (~3 ms of CPU under
+    `-S`, as much as the rest of the hook's own work) is skipped."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    posix._exit(code)
+
+
+def package_home(launcher: "str | None" = None) -> str:
+    """The folder holding the package (site-packages, or the checkout of an editable
+    install), from the launcher's file or this one's."""
+    import os
+
+    if launcher:
+        return os.path.dirname(os.path.dirname(os.path.realpath(launcher)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+
+def prepare_full_start(launcher: str) -> None:
+    """Before the full command: the folder holding the package first on `sys.path`, in place
+    of the launcher's own folder (the package itself, which Python put there and which would
+    shadow nothing useful)."""
+    import os
+
+    global _home
+    top = _home = package_home(launcher)
+    if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.join(top, "recall_tui"):
+        sys.path[0] = top
+    elif not sys.path or sys.path[0] != top:
+        sys.path.insert(0, top)
+
+
+def enable_site() -> None:
+    """Run `site` as a normal start would have (once; nothing when Python ran it). The folder
+    holding the package comes off `sys.path` first: the modules imported from there stay
+    (`recall_tui.cli`, and through the package's own path the rest), everything else
+    resolves as in a normal start (in a normal install `site` adds the same folder back in its
+    own place, with its `.pth` files)."""
+    global _site_done
+    if _site_done or not sys.flags.no_site:
+        return
+    _site_done = True
+    if sys.path and sys.path[0] == (_home or package_home()):
+        del sys.path[0]
+    import site
+
+    site.main()
