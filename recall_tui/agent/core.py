@@ -37,7 +37,10 @@ WARM_UP_QUERY = "warm-up recall qzxjvk"
 
 
 def _embed_ms(trace: Any) -> float:
-    """The query embedding's milliseconds, as the vector stage reported them (0 without it)."""
+    """The query embedding's milliseconds, as the vector stage reported them (0 without it,
+    and for a recall answered from the engine's cache, whose trace keeps the first one's)."""
+    if getattr(trace, "cache_hit", False):
+        return 0.0
     st = trace.stage("vector")
     try:
         return float(dict(st.info).get("embed_ms", 0.0)) if st is not None else 0.0

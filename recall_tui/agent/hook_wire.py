@@ -232,7 +232,9 @@ def request(root: "Any", req: "dict[str, Any]", *, timeout: float = 30.0) -> "di
     path, st = _find_socket(root)
     if st.st_mode & _S_IFMT != _S_IFSOCK or st.st_uid != posix.getuid():
         raise ServiceUnavailable(f"{path}: not a socket of this user; ignored")
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    line = dumps(req).encode() + b"\n"  # ASCII (a lone surrogate stays escaped); made before
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)  # connecting: the service's thread
+    # waits for it from the moment it accepts
     s.settimeout(timeout)
     try:
         for attempt in range(50):  # a full listen backlog answers EAGAIN: try again shortly
@@ -243,7 +245,7 @@ def request(root: "Any", req: "dict[str, Any]", *, timeout: float = 30.0) -> "di
                 if attempt == 49:
                     raise
                 time.sleep(0.02)
-        s.sendall(dumps(req).encode() + b"\n")  # ASCII: a lone surrogate stays escaped
+        s.sendall(line)
         buf = bytearray()
         while not buf.endswith(b"\n"):
             chunk = s.recv(1 << 16)
