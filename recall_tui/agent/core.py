@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,7 @@ class RecallCore:
                                         defer_vectors=defer_vectors and index == "open")
             except Exception:  # no usable index: recall without it
                 self.index = None
+        self._always: tuple[weakref.ref[Vault], tuple[Any, ...]] | None = None
         self.engines = EngineSet(vault, self.index, root=self.root, lock=self.lock)
         """One engine per preset asked for, sharing the vault and the index (and `lock`)."""
         self.engine = self.engines.for_preset(self.preset, self.cfg)
@@ -212,8 +214,17 @@ class RecallCore:
     # --- recalls -------------------------------------------------------------------------
 
     def always_load(self) -> list[Any]:
-        return sorted((m for m in self.vault.memories.values() if m.role is Role.ALWAYS_LOAD),
-                      key=lambda m: m.path)
+        """The `_always-load/` memories by path: worked out once per vault read, not per
+        prompt (every prompt hook excludes them: a pass over all memories, ~100k on a large
+        vault). Kept with a weak reference to the vault it came from, so a re-read vault
+        is never held in memory for it."""
+        vault = self.vault
+        got = self._always
+        if got is None or got[0]() is not vault:
+            got = self._always = (weakref.ref(vault), tuple(sorted(
+                (m for m in vault.memories.values() if m.role is Role.ALWAYS_LOAD),
+                key=lambda m: m.path)))
+        return list(got[1])
 
     def recall(self, query: str, *, k: int | None = None, preset: str | None = None,
                include_superseded: bool | None = None, as_of: str | None = None,
