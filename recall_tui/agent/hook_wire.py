@@ -352,8 +352,11 @@ def payload(text: str) -> "dict[str, str]":
 
 
 def _warn(message: str) -> None:
-    from recall_tui.vault.literal import safe_print
-
+    try:
+        from recall_tui.vault.literal import safe_print
+    except ImportError:  # started by a launcher path `fast_path` could not place: put it there
+        sys.path.insert(0, package_home())
+        from recall_tui.vault.literal import safe_print
     safe_print(message, file=sys.stderr)
 
 
