@@ -24,15 +24,33 @@ def _hook(vault, session: str) -> dict:
 def test_records_follow_the_answer_and_a_stop_waits_for_them(vault_copy, monkeypatch):
     write_active(vault_copy, embedder="none")
     gate = threading.Event()
+    events: list[str] = []
     append = core_mod.append_recall
+    close = core_mod.RecallCore.close
 
     def held(root, rec):  # the log write of session "held" waits until the test lets it go
         if rec.session_id == "held":
             gate.wait(60)
-        return append(root, rec)
+        done = append(root, rec)
+        if rec.session_id == "held":
+            events.append("written")
+        return done
+
+    def closing(self):
+        events.append("closed")
+        close(self)
 
     monkeypatch.setattr(core_mod, "append_recall", held)
+    monkeypatch.setattr(core_mod.RecallCore, "close", closing)
     svc = RecallService(vault_copy, watch=False, log=lambda _m: None, model_idle_s=0)
+    waiting = threading.Event()
+
+    class Watched(threading.Condition):  # says when the stopping service waits for records
+        def wait_for(self, predicate, timeout=None):
+            waiting.set()
+            return super().wait_for(predicate, timeout)
+
+    svc._after_done = Watched()
     t = threading.Thread(target=svc.run, daemon=True)
     t.start()
     try:
@@ -51,12 +69,12 @@ def test_records_follow_the_answer_and_a_stop_waits_for_them(vault_copy, monkeyp
         held_ans = _hook(vault_copy, "held")  # answered while its record is still held back
         assert held_ans["ok"] and not read_agent_log(vault_copy, session="held")
         svc.stop()
-        wait_until_sync(svc._stopping.is_set, "the service to begin stopping", 30)
-        assert t.is_alive()  # it waits for the held record before it closes
+        wait_until_sync(waiting.is_set, "the stopping service to wait for the held record", 60)
+        assert events == [] and t.is_alive()  # nothing closed while a record is pending
     finally:
         gate.set()
         svc.stop()
         t.join(60)
-    assert not t.is_alive()
+    assert not t.is_alive() and events == ["written", "closed"]
     (rec,) = read_agent_log(vault_copy, session="held")
     assert rec.id == held_ans["record"] and rec.trace is not None
