@@ -19,6 +19,10 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
   (default `DEFAULT_MODEL_IDLE_S`, `RECALL_TUI_MODEL_IDLE`; 0: never), which takes an idle
   service on the sample vault from ~205 to ~117 MB; the next recall that embeds a query loads
   it again (the same vectors; that one prompt pays the model load).
+- Answers a hook first and writes its flight-recorder record after the answer is sent
+  (`RecallCore.hook_then_record`); a stopping service waits for the records still pending,
+  so the log holds every recall answered. Times each hook request by phase (`{"op":
+  "stats"}`, `phase_stats`).
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.
 """
