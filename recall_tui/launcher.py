@@ -21,7 +21,9 @@ if __name__ == "__main__":
     _name = "recall_tui.agent.hook_wire"
     _loader = _external.SourceFileLoader(_name, (__file__.rpartition("/")[0] or ".")
                                          + "/agent/hook_wire.py")
-    _wire = sys.modules[_name] = _bootstrap.module_from_spec(_bootstrap.spec_from_loader(_name, _loader))
+    _spec = _bootstrap.spec_from_loader(_name, _loader)
+    assert _spec is not None  # (a loader given: never None)
+    _wire = sys.modules[_name] = _bootstrap.module_from_spec(_spec)
     _loader.exec_module(_wire)
     _code = _wire.fast_path(sys.argv[1:], __file__)
     if _code is not None:
