@@ -72,3 +72,23 @@ def test_the_service_releases_an_idle_model_and_recalls_the_same_after(vault_cop
     finally:
         svc.stop()
         runner.join(60)
+
+
+def test_always_load_is_kept_per_vault_read_and_follows_a_reread(bare_vault_copy):
+    """`always_load` is worked out once per vault read (every prompt hook excludes those
+    entries): a re-read vault with a new `_always-load/` entry has it at once (the list kept
+    is for the vault it came from, never a stale one)."""
+    core = RecallCore(bare_vault_copy, index="none", path="service")
+    try:
+        before = core.always_load()
+        assert before and before == core.always_load() and before is not core.always_load()
+        (bare_vault_copy / "_always-load" / "zz-late-rule.md").write_text(
+            "---\nid: zz-late-rule\ntitle: A late rule\ntype: rule\nscope: global\n"
+            "summary: Added while the service runs.\ncreated: 2026-11-01\nupdated: 2026-11-01\n"
+            "---\n\nAlways say which vault a rule came from.\n", encoding="utf-8")
+        core.engines.refresh()
+        after = [m.id for m in core.always_load()]
+        assert after == sorted([m.id for m in before] + ["zz-late-rule"],
+                               key=lambda i: core.vault.memories[i].path)
+    finally:
+        core.close()

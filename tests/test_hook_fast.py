@@ -117,7 +117,7 @@ def test_the_codec_fails_and_succeeds_as_json_does(text):
 def test_the_launcher_then_site_resolves_as_a_normal_start():
     """Started without `site` on the launcher, after the fast path and `enable_site`: the
     same `sys.path` and the same files for the package and its libraries as a normal start."""
-    from recall_tui import launcher
+    from recall_tui.agent import hook_wire
 
     probe = (
         "import json, sys\n"
@@ -125,13 +125,52 @@ def test_the_launcher_then_site_resolves_as_a_normal_start():
         "print(json.dumps([[p for p in sys.path if p], numpy.__file__, apsw.__file__,\n"
         "                  yaml.__file__, recall_tui.cli.__file__]))\n")
     fast = ("import sys\n"
-            f"sys.path[0] = {launcher.HOME!r}\n"  # as the launcher does (in place of its folder)
-            "from recall_tui import launcher\n"
-            "from recall_tui.cli import hook_fast\n"
+            f"sys.path[0] = {hook_wire.package_home()!r}\n"  # as the launcher does, handing over
+            "from recall_tui.agent import hook_wire\n"
+            "import recall_tui.cli\n"
             "assert 'site' not in sys.modules and 'numpy' not in sys.modules\n"
-            "launcher.enable_site()\n" + probe)
+            "hook_wire.enable_site()\n" + probe)
     normal = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     started = subprocess.run([sys.executable, "-S", "-c", fast], capture_output=True, text=True,
                              timeout=120)
     assert normal.returncode == 0 and started.returncode == 0, normal.stderr + started.stderr
     assert json.loads(started.stdout) == json.loads(normal.stdout)
+
+
+def test_the_wire_finds_the_socket_as_given_through_a_link_and_relative(tmp_path, monkeypatch):
+    """`hook_wire.request` tries `ROOT/.recall/serve.sock` as given (no `os`, no resolving)
+    and else the resolved path `client.socket_path` binds: a linked and a relative vault path
+    reach the same socket (a listener in this process answering each request's op)."""
+    import socket
+    import threading
+
+    from recall_tui.agent import client, hook_wire
+
+    vault = tmp_path / "v"
+    (vault / ".recall").mkdir(parents=True)
+    path = client.socket_path(vault)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen()
+
+    def serve(n: int) -> None:
+        for _ in range(n):
+            conn, _ = srv.accept()
+            with conn, conn.makefile("rwb") as f:
+                req = json.loads(f.readline())
+                f.write(json.dumps({"ok": True, "op": req["op"]}).encode() + b"\n")
+
+    t = threading.Thread(target=serve, args=(3,), daemon=True)
+    t.start()
+    (tmp_path / "link").symlink_to(vault)
+    try:
+        assert hook_wire.request(str(vault), {"op": "a"}, timeout=30) == {"ok": True, "op": "a"}
+        assert hook_wire.request(str(tmp_path / "link"), {"op": "b"}, timeout=30)["op"] == "b"
+        monkeypatch.chdir(tmp_path)
+        assert hook_wire.request("link", {"op": "c"}, timeout=30)["op"] == "c"
+        t.join(30)
+        with pytest.raises(hook_wire.ServiceUnavailable, match="not running"):
+            hook_wire.request(str(tmp_path), {"op": "d"}, timeout=30)
+    finally:
+        srv.close()

@@ -26,6 +26,13 @@ def wait_for(cond, timeout: float, what: str):
     return wait_until_sync(cond, what, timeout, interval=0.1)
 
 
+def logged(vault, session: str):
+    """The newest record of `session`: the service writes it once the answer is sent, so it
+    may land just after the hook's process exits."""
+    wait_for(lambda: read_agent_log(vault, session=session), 30, f"the record of {session}")
+    return read_agent_log(vault, session=session)[0]
+
+
 @pytest.fixture()
 def service(vault_copy):
     write_active(vault_copy, embedder="none")  # keep the test's CPU low; the path is the same
@@ -88,10 +95,11 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
     assert "HEAVY=[]" in r.stderr, r.stderr
     ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "(lesson-pg-upgrade-analyze)" in ctx
-    rec = read_agent_log(vault, session="warm-1")[0]
+    rec = logged(vault, "warm-1")
     assert rec.path == "service" and "lesson-pg-upgrade-analyze" in rec.injected_ids
     # the command `hook install` writes (no `site`, the launcher): the same answer, and the
-    # process imports neither `site` nor `json` (whose `re` costs a -S start as much again)
+    # process imports neither `site` nor `json` (whose `re` costs a -S start as much again),
+    # nor `os` or the package's `__init__` modules
     from recall_tui.agent.install import hook_argv
 
     cmd = hook_argv(vault, "prompt-submit", ["--budget-ms", "1e9"])  # (over it, a warning
@@ -103,11 +111,11 @@ def test_hook_goes_through_the_service_with_a_light_client(service):
     assert json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] == ctx
     loaded = {line.split("|")[-1].strip() for line in r.stderr.splitlines()
               if line.startswith("import time:")}
-    assert "recall_tui.agent.client" in loaded
+    assert "_socket" in loaded  # (the launcher loads recall_tui.agent.hook_wire itself)
     heavy = sorted(loaded & {"site", "json", "re", "enum", "numpy", "apsw", "argparse", "socket",
-                             "typing", "pathlib", "recall_tui.cli.hook"})
+                             "typing", "pathlib", "recall_tui.cli.hook", "os", "recall_tui"})
     assert heavy == [], heavy
-    assert read_agent_log(vault, session="warm-2")[0].path == "service"
+    assert logged(vault, "warm-2").path == "service"
 
 
 def test_follows_active_config_and_vault_changes(service):
@@ -228,7 +236,7 @@ def test_follows_a_preset_resaved_under_the_same_name(service):
                        input=json.dumps(payload), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "relevant entries" in r.stdout
     assert "active preset 'mine'" in r.stderr and "recalling with 'default'" in r.stderr
-    rec = read_agent_log(vault, session="gone-1")[0]
+    rec = logged(vault, "gone-1")
     assert rec.path == "service" and rec.preset == "default" and "active preset 'mine'" in rec.warning
 
 
@@ -242,7 +250,7 @@ def test_a_lone_surrogate_in_the_prompt_is_recalled_and_logged(service):
                        input=raw, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "(lesson-pg-upgrade-analyze)" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
-    rec = read_agent_log(vault, session="sur-1")[0]
+    rec = logged(vault, "sur-1")
     assert rec.path == "service" and rec.prompt == "postgres major upgrade \ufffd analyze"
     assert "lesson-pg-upgrade-analyze" in rec.injected_ids
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,18 @@ if TYPE_CHECKING:
 
 #: The query of `RecallCore.warm_up` (its last word is in no vault's vocabulary).
 WARM_UP_QUERY = "warm-up recall qzxjvk"
+
+
+def _embed_ms(trace: Any) -> float:
+    """The query embedding's milliseconds, as the vector stage reported them (0 without it,
+    and for a recall answered from the engine's cache, whose trace keeps the first one's)."""
+    if getattr(trace, "cache_hit", False):
+        return 0.0
+    st = trace.stage("vector")
+    try:
+        return float(dict(st.info).get("embed_ms", 0.0)) if st is not None else 0.0
+    except ValueError:
+        return 0.0
 
 
 class _Stopped(Exception):
@@ -82,6 +96,7 @@ class RecallCore:
                                         defer_vectors=defer_vectors and index == "open")
             except Exception:  # no usable index: recall without it
                 self.index = None
+        self._always: tuple[weakref.ref[Vault], tuple[Any, ...]] | None = None
         self.engines = EngineSet(vault, self.index, root=self.root, lock=self.lock)
         """One engine per preset asked for, sharing the vault and the index (and `lock`)."""
         self.engine = self.engines.for_preset(self.preset, self.cfg)
@@ -201,8 +216,17 @@ class RecallCore:
     # --- recalls -------------------------------------------------------------------------
 
     def always_load(self) -> list[Any]:
-        return sorted((m for m in self.vault.memories.values() if m.role is Role.ALWAYS_LOAD),
-                      key=lambda m: m.path)
+        """The `_always-load/` memories by path: worked out once per vault read, not per
+        prompt (every prompt hook excludes them: a pass over all memories, ~100k on a large
+        vault). Kept with a weak reference to the vault it came from, so a re-read vault
+        is never held in memory for it."""
+        vault = self.vault
+        got = self._always
+        if got is None or got[0]() is not vault:
+            got = self._always = (weakref.ref(vault), tuple(sorted(
+                (m for m in vault.memories.values() if m.role is Role.ALWAYS_LOAD),
+                key=lambda m: m.path)))
+        return list(got[1])
 
     def recall(self, query: str, *, k: int | None = None, preset: str | None = None,
                include_superseded: bool | None = None, as_of: str | None = None,
@@ -215,9 +239,28 @@ class RecallCore:
             filters = Filters(types=tuple(types), include_superseded=include_superseded)
             return eng.recall(query, k=k, as_of=at, why=list(why), filters=filters)
 
-    def hook(self, opts: H.HookOptions, payload: H.HookPayload) -> tuple[dict[str, Any], AgentRecall]:
-        """Run a hook event: the JSON to print and the flight-recorder record (appended)."""
+    def hook(self, opts: H.HookOptions, payload: H.HookPayload,
+             phases: dict[str, float] | None = None) -> tuple[dict[str, Any], AgentRecall]:
+        """Run a hook event: the JSON to print and the flight-recorder record (appended).
+        `phases` (the service's request timing) gets the milliseconds of `recall` (the
+        pipeline, `embed` of it the query embedding), `format` (the text injected) and
+        `record` (the trace's dict and the log line)."""
+        out, rec, record = self.hook_then_record(opts, payload, phases)
+        record()
+        return out, rec
+
+    def hook_then_record(self, opts: H.HookOptions, payload: H.HookPayload,
+                         phases: dict[str, float] | None = None
+                         ) -> tuple[dict[str, Any], AgentRecall, Callable[[], bool]]:
+        """`hook` without its last step: the JSON to print, the record, and `record()`, which
+        saves the session's repeat window, completes the record (the trace's dict) and
+        appends it to the flight recorder. The
+        service calls it once the answer is sent, so the prompt never waits for the log
+        (RecallService keeps the count of those pending and writes them before it exits)."""
         t0 = time.perf_counter()
+        t_recall = t_format = t0
+        made: Any = None  # the prompt's trace (a SessionStart runs no recall)
+        window: SessionWindow | None = None  # the session's repeat window, to save
         rec = AgentRecall(id=new_id(), time=now_iso(), served_by="hook",
                           event=H.EVENTS.get(opts.event, opts.event), session_id=payload.session_id,
                           prompt=payload.prompt, source=payload.source, cwd=payload.cwd,
@@ -250,8 +293,11 @@ class RecallCore:
                 eng = self.engine_for(opts.preset)
                 k = opts.k or eng.config.k
                 trace = eng.recall(payload.prompt, k=k, filters=self._hook_filters(win, opts.repeat_window))
+                t_recall = time.perf_counter()
+                made = trace
+                if phases is not None:
+                    phases["embed"] = _embed_ms(trace)
                 rec.config_hash = trace.config_hash
-                rec.trace_dict = trace.to_dict()
                 blocks = []
                 for h in trace.hits[:k]:
                     m = self.vault.memories.get(h.id)
@@ -260,14 +306,29 @@ class RecallCore:
             text, ids, left = H.fit(H.prompt_head, blocks, opts.max_context)
             if win is not None:
                 win.record(ids)
-                win.save()
+                window = win  # saved with the record, off the answer's path
             line = f"Loaded {len(ids)} relevant entries: " + ", ".join(ids)
             rec.injected_ids, rec.left_out_ids, rec.injected_text = ids, left, text
             out = H.output(opts.event, text, line if opts.transparency else "")
+            t_format = time.perf_counter()
         rec.ms = round((time.perf_counter() - t0) * 1000, 2)
         rec.warning = self.warning  # the active preset missing: `default` used (mcp18's line)
-        append_recall(self.root, rec)
-        return out, rec
+        if phases is not None and t_recall > t0:
+            phases["recall"] = round((t_recall - t0) * 1000, 3)
+            phases["format"] = round((t_format - t_recall) * 1000, 3)
+
+        def record() -> bool:
+            t1 = time.perf_counter()
+            if window is not None:
+                window.save()
+            if made is not None:
+                rec.trace_dict = made.to_dict()
+            done = append_recall(self.root, rec)
+            if phases is not None:
+                phases["record"] = round((time.perf_counter() - t1) * 1000, 3)
+            return done
+
+        return out, rec, record
 
     def _hook_filters(self, win: SessionWindow | None, window: int) -> Filters:
         """The prompt hook's exclusions, each with its reason (the filter stage's drop reason,

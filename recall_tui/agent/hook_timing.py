@@ -5,7 +5,8 @@ in three situations: answered by the warm service, recalled in-process (no servi
 a hung service (stopped with SIGSTOP: its socket still accepts connections, nothing answers),
 where the hook must give up after its wait (`client.hook_timeout()`) and recall in its own
 process; the prompts after that skip the service for `client.UNRESPONSIVE_SKIP_S`. Also the
-warm service's resident memory (VmRSS) after the runs, and once it has dropped its model
+warm service's resident memory (VmRSS) after the runs, the service's own timing of each hook
+request's phases (`{"op": "stats"}`: p50 per phase, `service_phases_ms`), and once it has dropped its model
 (`model_idle_s` without a request, shortened here), with the time of the first prompt after
 that (which loads the model again). The vault is copied first, so the
 benchmark's own service and log never touch the user's vault.
@@ -178,6 +179,10 @@ def hook_bench(vault: str | os.PathLike, *, runs: int = 20, embedder: str | None
             out["baseline_src"] = baseline_src
             out["baseline_warm_ms"] = _stats(base)
         out["service_rss_mb_after"] = rss_mb(pid)
+        try:  # the service's own timing of each hook request (both sides of an A/B)
+            out["service_phases_ms"] = client.request(work, {"op": "stats"}, timeout=30).get("hook_phases")
+        except client.ServiceUnavailable:
+            out["service_phases_ms"] = None
         log(f"waiting for the service to drop its model ({model_idle_s:g} s idle) ...")
         deadline = time.monotonic() + model_idle_s + 120
         ping = client.request(work, {"op": "ping"}, timeout=30)
@@ -252,6 +257,10 @@ def format_hook_bench(r: dict[str, Any]) -> str:
                   _line("hung, marked skip   ", r["hung_next_ms"])]
     if "after_release_ms" in r:
         lines.append(_line("first after release ", r["after_release_ms"]))
+    phases = r.get("service_phases_ms") or {}
+    if phases:
+        lines.append("  service, per hook request (p50 ms): " + ", ".join(
+            f"{k} {v['p50']:g}" for k, v in phases.items()) + "  (record: after the answer)")
     lines += [f"  service RSS: {r['service_rss_mb_ready']} MB ready, {r['service_rss_mb_after']} MB "
               "after the warm runs"
               + (f", {r['service_rss_mb_idle']} MB idle (model "

@@ -19,6 +19,10 @@ keyword structures, embedder) and watched for changes, answering recalls over a 
   (default `DEFAULT_MODEL_IDLE_S`, `RECALL_TUI_MODEL_IDLE`; 0: never), which takes an idle
   service on the sample vault from ~205 to ~117 MB; the next recall that embeds a query loads
   it again (the same vectors; that one prompt pays the model load).
+- Answers a hook first and writes its flight-recorder record after the answer is sent
+  (`RecallCore.hook_then_record`); a stopping service waits for the records still pending,
+  so the log holds every recall answered. Times each hook request by phase (`{"op":
+  "stats"}`, `phase_stats`).
 - Exits after `idle_s` seconds without a request (default 30 minutes), on SIGTERM, or on a
   `{"op": "stop"}` request; removes its socket on the way out.
 """
@@ -30,9 +34,12 @@ import json
 import os
 import signal
 import socketserver
+import statistics
 import sys
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +50,8 @@ from recall_tui.agent.core import RecallCore
 from recall_tui.agent.log import clean_text
 from recall_tui.vault.literal import json_text
 
+#: How many hook requests' phases the service keeps for `{"op": "stats"}`.
+PHASES_KEPT = 256
 #: Seconds without a request after which the service drops the local model's session.
 DEFAULT_MODEL_IDLE_S = 300.0
 
@@ -58,18 +67,42 @@ def model_idle_from_env() -> float:
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         svc: RecallService = self.server.service  # type: ignore[attr-defined]
+        start = self.server.accepted.pop(self.request.fileno(), None)  # type: ignore[attr-defined]
+        t_open = time.perf_counter()
+        start = start if start is not None else t_open
         for raw in self.rfile:
+            t_read = time.perf_counter()
             if not raw.strip():
                 continue
+            phases = {"wait": _ms(t_open - start), "read": _ms(t_read - t_open)}
+            req: Any = None
+            after: list[Callable[[], object]] = []  # the log record, written once answered
             try:
-                req = _clean(json.loads(raw))
-                ans = svc.answer(req if isinstance(req, dict) else {})
-            except ValueError as exc:
-                ans = {"ok": False, "error": f"bad request: {exc}"}
-            except Exception as exc:  # one bad request never ends the service
-                ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            self.wfile.write(clean_text(json.dumps(ans, ensure_ascii=False)).encode() + b"\n")
-            self.wfile.flush()
+                try:
+                    req = _clean(json.loads(raw))
+                    phases["parse"] = _ms(time.perf_counter() - t_read)
+                    ans = svc.answer(req if isinstance(req, dict) else {}, phases, after)
+                except ValueError as exc:
+                    ans = {"ok": False, "error": f"bad request: {exc}"}
+                except Exception as exc:  # one bad request never ends the service
+                    ans = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                t_encode = time.perf_counter()
+                line = clean_text(json.dumps(ans, ensure_ascii=False)).encode() + b"\n"
+                t_send = time.perf_counter()
+                self.wfile.write(line)
+                self.wfile.flush()
+                t_sent = time.perf_counter()
+            finally:  # the agent got it (or left): either way the record is written
+                svc.run_after(after)
+            if isinstance(req, dict) and req.get("op") == "hook" and ans.get("ok"):
+                phases.update(encode=_ms(t_send - t_encode), send=_ms(t_sent - t_send),
+                              total=_ms(t_sent - start))
+                svc.note_phases(phases)
+            start = t_open = time.perf_counter()
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
 
 
 def _clean(obj: Any) -> Any:
@@ -87,6 +120,14 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128  # many hooks at once: a full backlog makes connect() fail with EAGAIN
+
+    def __init__(self, *args: Any, **kw: Any):
+        self.accepted: dict[int, float] = {}  # socket fd -> when it was accepted (`wait`)
+        super().__init__(*args, **kw)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.accepted[request.fileno()] = time.perf_counter()
+        super().process_request(request, client_address)
 
 
 class RecallService:
@@ -109,6 +150,10 @@ class RecallService:
         self._busy_lock = threading.Lock()
         self._stopping = threading.Event()
         self._filler: threading.Thread | None = None
+        #: The phases of the last hook requests answered (`{"op": "stats"}`, `bench --hook`).
+        self.phases: deque[dict[str, float]] = deque(maxlen=PHASES_KEPT)
+        self._after_pending = 0  # records of answered recalls not written yet
+        self._after_done = threading.Condition()
 
     # --- life ----------------------------------------------------------------------------
 
@@ -235,6 +280,8 @@ class RecallService:
 
     def _cleanup(self) -> None:
         self._stopping.set()
+        with self._after_done:  # the records of recalls already answered (a few ms each)
+            self._after_done.wait_for(lambda: self._after_pending <= 0, timeout=30)
         if self._filler is not None:
             self._filler.join(60)  # ends after its current batch: no thread left in the embedder
         srv, self.server = self.server, None
@@ -269,19 +316,65 @@ class RecallService:
                          + (f"; {self.core.warning}" if self.core.warning else "") + "); reloaded")
             return self.core
 
-    def answer(self, req: dict[str, Any]) -> dict[str, Any]:
+    def run_after(self, after: list[Callable[[], object]]) -> None:
+        """Run what an answer left for after it was sent (its log record), counted as pending
+        until done: `_cleanup` waits for them, so a stop never loses a recall's record."""
+        try:
+            for fn in after:
+                try:
+                    fn()
+                except Exception as exc:  # the log never fails a service
+                    self.log(f"writing a recall's record failed: {type(exc).__name__}: {exc}")
+        finally:
+            with self._after_done:
+                self._after_pending -= len(after)
+                self._after_done.notify_all()
+
+    def _defer(self, after: list[Callable[[], object]] | None, fn: Callable[[], object]) -> None:
+        """`fn` now, or (`after` given: the socket handler's) once the answer is sent."""
+        if after is None:
+            fn()
+            return
+        with self._after_done:
+            self._after_pending += 1
+        after.append(fn)
+
+    def note_phases(self, phases: dict[str, float]) -> None:
+        """Keep one hook request's phases (milliseconds; see `phase_stats`)."""
+        self.phases.append(phases)
+
+    def phase_stats(self) -> dict[str, dict[str, float]]:
+        """Per phase of the last hook requests answered, n / p50 / p95 / max in ms: `wait`
+        (accepted to its thread running), `read` (the request line arriving), `parse`,
+        `config` (following the active configuration), `recall` (the pipeline; `embed` of it
+        the query embedding, ~0 when cached), `format` (the text injected), `record` (the
+        trace's dict and the log line), `text` (the line the hook prints), `encode` (the
+        answer's JSON), `send`, and `total` (accepted to sent)."""
+        out: dict[str, dict[str, float]] = {}
+        for name in {k for p in list(self.phases) for k in p}:
+            xs = sorted(p[name] for p in list(self.phases) if name in p)
+            out[name] = {"n": len(xs), "p50": round(statistics.median(xs), 3),
+                         "p95": xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))], "max": xs[-1]}
+        return dict(sorted(out.items()))
+
+    def answer(self, req: dict[str, Any], phases: dict[str, float] | None = None,
+               after: list[Callable[[], object]] | None = None) -> dict[str, Any]:
+        """One request's answer. `phases` gets its timing; with `after`, what can wait until
+        the answer is sent (a hook's log record) is put there (see `run_after`), else done
+        before returning."""
         with self._busy_lock:
             self.busy += 1
         try:
-            return self._answer(req)
+            return self._answer(req, phases, after)
         finally:
             with self._busy_lock:
                 self.busy -= 1
                 self.last = time.monotonic()
-                if req.get("op") != "ping":  # `serve --status` does not keep the model loaded
+                if req.get("op") not in ("ping", "stats"):  # nor does `serve --status` keep the model
                     self.last_use = self.last
 
-    def _answer(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, req: dict[str, Any], phases: dict[str, float] | None = None,
+                after: list[Callable[[], object]] | None = None) -> dict[str, Any]:
         self.last = time.monotonic()
         op = req.get("op")
         if op == "ping":
@@ -296,17 +389,28 @@ class RecallService:
         if op == "stop":
             self.stop()
             return {"ok": True}
+        if op == "stats":
+            return {"ok": True, "hook_phases": self.phase_stats()}
+        t0 = time.perf_counter()
         core = self._current_core()
+        if phases is not None:
+            phases["config"] = _ms(time.perf_counter() - t0)
         if op == "hook":
             opts = H.HookOptions.from_dict(req.get("options") or {})
             actual = core.embedder.name if core.embedder is not None else "none"
             if opts.embedder and opts.embedder not in (core.embedder_kind, actual):
                 return {"ok": False, "error": f"this service recalls with {core.embedder_kind!r}, "
                                               f"not {opts.embedder!r}"}
-            out, rec = core.hook(opts, H.HookPayload.from_obj(req.get("payload") or {}))
+            out, rec, record = core.hook_then_record(opts, H.HookPayload.from_obj(req.get("payload") or {}),
+                                                     phases)
+            self._defer(after, record)
             self.served += 1
             # "text": the line the hook prints, so the hook's process needs no JSON escaping
-            return {"ok": True, "output": out, "text": json_text(out), "record": rec.id,
+            t0 = time.perf_counter()
+            text = json_text(out)
+            if phases is not None:
+                phases["text"] = _ms(time.perf_counter() - t0)
+            return {"ok": True, "output": out, "text": text, "record": rec.id,
                     "warning": core.warning}
         if op == "recall":
             trace = core.recall(str(req.get("query") or ""), k=req.get("k"), preset=req.get("preset"),
