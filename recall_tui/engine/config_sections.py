@@ -169,7 +169,8 @@ class ConsolidationConfig:
 
 @dataclass(frozen=True)
 class TurnsConfig:
-    """turns: brute-force cosine over raw transcript turns (memoturn include_turns); never fused."""
+    """turns: cosine over raw transcript turns (memoturn include_turns), exact or by a
+    shortlist re-scored exactly; never fused."""
 
     enabled: bool = False
     """Search the turns on every recall (a call can also ask with include_turns)."""
@@ -177,6 +178,11 @@ class TurnsConfig:
     """Turns reported."""
     threshold: float = 0.3
     """Minimum cosine similarity."""
+    exact_below: int = 20000
+    """Below this many turn vectors, every turn's cosine is computed (exact); at or above, a
+    shortlist by sign-bit codes is re-scored with the exact vectors (0: always)."""
+    shortlist: int = 0
+    """Turns the codes shortlist and the exact vectors re-score; 0: max(200, 20 x limit)."""
 
 
 @dataclass(frozen=True)

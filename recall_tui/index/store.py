@@ -66,6 +66,7 @@ from recall_tui.index.signature import from_bytes
 from recall_tui.index.stats import RecallStats, RecallStatsStore
 from recall_tui.index.sync import IndexReport, IndexSync, summary
 from recall_tui.index.trigram_build import TrigramBuild
+from recall_tui.index.turn_codes import TurnCodes
 from recall_tui.index.vector_sync import VectorSync, _embedder_key
 from recall_tui.index.vectors import (
     VectorStore,
@@ -178,6 +179,15 @@ class Index:
     def turn_vectors(self) -> tuple[list[str], np.ndarray]:
         """`VectorStore.turn_vectors`: turn ids with a vector, and their matrix."""
         return self.vector_store.turn_vectors()
+
+    def turn_codes(self) -> TurnCodes:
+        """`VectorStore.turn_codes`: the sign-bit codes of the turns with a vector."""
+        return self.vector_store.turn_codes()
+
+    def turn_rows(self, rowids: Sequence[int]
+                  ) -> tuple[list[str], list[str], list[int], np.ndarray]:
+        """`VectorStore.turn_rows`: ids, sessions, seqs and vectors of turns `rowids`."""
+        return self.vector_store.turn_rows(rowids)
 
     def recall_stats(self, memory_id: str) -> RecallStats:
         """`RecallStatsStore.recall_stats`: how often and when `memory_id` was recalled."""

@@ -12,13 +12,15 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 import apsw
 import numpy as np
 
 from recall_tui.index.embed import Embedder
+from recall_tui.index.turn_codes import TurnCodes
 
 #: Recent query embeddings kept in memory.
 QUERY_CACHE_SIZE = 256
@@ -26,6 +28,10 @@ QUERY_CACHE_SIZE = 256
 NUMPY_KNN_MAX_BYTES = 256 * 1024 * 1024
 #: Rows per block when summing the stored vectors' squared norms (bounds the temporaries).
 SQMAG_BLOCK = 4096
+#: Turn vectors read per block while their codes are made (bounds the float32 held at once).
+TURN_CODE_BLOCK = 4096
+#: Rowids per `IN (...)` list when turns are read by rowid.
+ROWID_CHUNK = 500
 
 
 class IndexFacts(Protocol):
@@ -71,6 +77,9 @@ class VectorStore:
         """Recent query vectors (at most QUERY_CACHE_SIZE), by query text."""
         self._vectors: tuple[list[str], np.ndarray] | None = None
         self._turn_vectors: tuple[list[str], np.ndarray] | None = None
+        self._turn_codes: TurnCodes | None = None
+        self._turn_seen: _TurnsSeen | None = None
+        self._turn_codes_stale = False
         self._vec_rowids: np.ndarray | None = None
         self._vec_ties: np.ndarray | None = None
         self._vec_sqmag: np.ndarray | None = None
@@ -81,15 +90,17 @@ class VectorStore:
         self._vec_rowids = None
         self._vec_ties = None
         self._vec_sqmag = None
-        self._turn_vectors = None
+        self.forget_turn_vectors()
 
     def forget_queries(self) -> None:
         """The embedder or every vector changed: forget the recent query vectors."""
         self.query_cache.clear()
 
     def forget_turn_vectors(self) -> None:
-        """The turns changed: forget their matrix."""
+        """The turns changed: forget their matrix, and check the turn codes on next use
+        (`turn_codes`: when rows were only added, only those are read)."""
         self._turn_vectors = None
+        self._turn_codes_stale = True
 
     @property
     def _vectors_usable(self) -> bool:
@@ -272,6 +283,154 @@ class VectorStore:
                 mat.setflags(write=False)
                 self._turn_vectors = (ids, mat)
             return self._turn_vectors
+
+    def turn_codes(self) -> TurnCodes:
+        """The sign-bit codes of every turn with a vector (`turn_codes.TurnCodes`), made from
+        the vectors read in blocks: no float32 matrix is kept. After `forget_turn_vectors`
+        (or `reset`) they are checked first: when turns were only added (rows above the last
+        rowid seen, the count of rows agreeing) or turns seen without a vector got one, only
+        those rows are read and coded; anything else reads them all again."""
+        with self._lock:
+            self._check_external()
+            if self._turn_codes is not None and self._turn_codes_stale:
+                if not self._extend_turn_codes():
+                    self._turn_codes = None
+            self._turn_codes_stale = False
+            if self._turn_codes is None:
+                dim = int(self._meta("embedder_dim") or 0)
+                codes, seen = TurnCodes(dim), _TurnsSeen(self._turn_key())
+                self._code_rows(codes, seen, self._conn.execute(
+                    "SELECT rowid, session_id, vector, row_hash FROM turns ORDER BY rowid"),
+                    in_order=True)
+                self._turn_codes, self._turn_seen = codes, seen
+            return self._turn_codes
+
+    def turn_rows(self, rowids: Sequence[int]
+                  ) -> tuple[list[str], list[str], list[int], np.ndarray]:
+        """(ids, sessions, seqs, (k, dim) float32 vectors) of the turns `rowids` that still
+        have a vector, in rowid order: what the turn channel re-scores its shortlist with."""
+        with self._lock:
+            want = sorted({int(r) for r in rowids})
+            ids: list[str] = []
+            sessions: list[str] = []
+            seqs: list[int] = []
+            blobs: list[bytes] = []
+            for i in range(0, len(want), ROWID_CHUNK):
+                part = want[i : i + ROWID_CHUNK]
+                for tid, sid, seq, blob in self._conn.execute(
+                    "SELECT id, session_id, seq, vector FROM turns WHERE vector IS NOT NULL"
+                    f" AND rowid IN ({','.join('?' * len(part))}) ORDER BY rowid", part
+                ):
+                    ids.append(tid)
+                    sessions.append(sid)
+                    seqs.append(int(seq))
+                    blobs.append(blob)
+            dim = int(self._meta("embedder_dim") or 0)
+            mat = (np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+                   if blobs else np.zeros((0, dim), dtype=np.float32))
+            return ids, sessions, seqs, mat
+
+    def _turn_key(self) -> tuple[str, str]:
+        """What the turn codes were made under: the embedder's key and dimension."""
+        return (self._meta("embedder_key") or "", self._meta("embedder_dim") or "")
+
+    def _code_rows(self, codes: TurnCodes, seen: _TurnsSeen,
+                   rows: Iterable[tuple[int, str, bytes | None, str]], in_order: bool) -> int:
+        """Code `rows` (rowid, session, vector, row_hash) in blocks of TURN_CODE_BLOCK; with
+        `in_order` they are every turn above `seen.max_rowid` in rowid order, and `seen`
+        notes them (the last rowid and its hash, the count, the ones without a vector).
+        Returns how many rows came."""
+        buf = np.empty((TURN_CODE_BLOCK, codes.dim), dtype=np.float32)
+        rowids = np.empty(TURN_CODE_BLOCK, dtype=np.int64)
+        sessions: list[str] = []
+        count = 0
+        for rowid, session, blob, row_hash in rows:
+            count += 1
+            if in_order:
+                seen.max_rowid, seen.anchor = rowid, row_hash
+            if blob is None:
+                seen.pending.add(rowid)
+                continue
+            k = len(sessions)
+            buf[k] = np.frombuffer(blob, dtype=np.float32)
+            rowids[k] = rowid
+            sessions.append(session)
+            if k + 1 == TURN_CODE_BLOCK:
+                codes.add(rowids, sessions, buf)
+                sessions = []
+        if sessions:
+            codes.add(rowids[: len(sessions)], sessions, buf[: len(sessions)])
+        if in_order:
+            seen.rows += count
+        if codes.n:
+            seen.last_coded = int(codes.rowids[-1])
+        return count
+
+    def _extend_turn_codes(self) -> bool:
+        """Bring the turn codes up to date by reading only what was added; False when the
+        turns changed otherwise (a row deleted or replaced, the vectors dropped, another
+        embedder), and they must all be read again.
+
+        Sound because the index only ever adds a turn (a new rowid above every other, unless
+        the highest row was deleted, which its hash shows), deletes one (the count shows it),
+        sets a vector where there was none (`seen.pending`) or drops every vector at once
+        (`seen.last_coded` shows it)."""
+        codes, seen = self._turn_codes, self._turn_seen
+        if codes is None or seen is None or self._turn_key() != seen.key:
+            return False
+        if len(seen.pending) > max(PENDING_MAX, codes.n):
+            return False  # mostly unembedded: reading all of it costs no more
+        conn = self._conn
+        with conn:  # one snapshot for the checks and the reads
+            if seen.max_rowid and _first(conn, "SELECT row_hash FROM turns WHERE rowid=?",
+                                         seen.max_rowid) != seen.anchor:
+                return False
+            if seen.last_coded and not _first(
+                    conn, "SELECT vector IS NOT NULL FROM turns WHERE rowid=?", seen.last_coded):
+                return False
+            total = _first(conn, "SELECT count(*) FROM turns")
+            pend = sorted(seen.pending)
+            got: list[tuple[int, str, bytes | None, str]] = []
+            for i in range(0, len(pend), ROWID_CHUNK):
+                part = pend[i : i + ROWID_CHUNK]
+                got += cast("list[tuple[int, str, bytes | None, str]]", conn.execute(
+                    "SELECT rowid, session_id, vector, row_hash FROM turns WHERE vector IS NOT"
+                    f" NULL AND rowid IN ({','.join('?' * len(part))})", part).fetchall())
+            seen.pending.difference_update(r[0] for r in got)
+            self._code_rows(codes, seen, got, in_order=False)
+            self._code_rows(codes, seen, conn.execute(
+                "SELECT rowid, session_id, vector, row_hash FROM turns WHERE rowid > ?"
+                " ORDER BY rowid", (seen.max_rowid,)), in_order=True)
+        return seen.rows == total
+
+
+#: Turns seen without a vector that `_extend_turn_codes` looks up by rowid (more: read all).
+PENDING_MAX = 20000
+
+
+@dataclass
+class _TurnsSeen:
+    """What the turn codes were made from, for `VectorStore._extend_turn_codes`."""
+
+    key: tuple[str, str]
+    """The embedder key and dimension (`VectorStore._turn_key`)."""
+    max_rowid: int = 0
+    """The highest turn rowid read (with a vector or not)."""
+    anchor: str | None = None
+    """That row's row_hash."""
+    rows: int = 0
+    """Turn rows read (all of them at or below `max_rowid`)."""
+    pending: set[int] = field(default_factory=set)
+    """Rowids read without a vector (not embedded yet)."""
+    last_coded: int = 0
+    """The rowid of a coded turn (its vector is gone only if every vector was dropped)."""
+
+
+def _first(conn: apsw.Connection, sql: str, *args: object) -> object:
+    """The first column of the first row `sql` returns, None when there is none."""
+    for row in conn.execute(sql, args):
+        return row[0]
+    return None
 
 
 def _seq_sum_f32(products: np.ndarray) -> np.ndarray:
