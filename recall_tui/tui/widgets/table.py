@@ -113,7 +113,27 @@ class SteadyBox:
                 or any(s is not None and s.is_auto for s in (styles.width, styles.height))):
             widget.refresh(layout=True)
         else:
-            widget._scroll_update(widget.virtual_size)
+            self._update_scrollbars()
+
+    def _update_scrollbars(self) -> None:
+        """Textual's `_scroll_update` less its unconditional repaint of the scrollbars: a
+        scrollbar's size and window are reactives that repaint it when they change, so a new
+        width of a box whose rows stay (the stages) repaints no scrollbar. A scrollbar that
+        comes or goes asks for the layout itself (`_refresh_scrollbars`)."""
+        widget: Any = self
+        widget._refresh_scrollbars()
+        width, height = widget.container_size
+        virtual, styles = widget.virtual_size, widget.styles
+        if widget.show_vertical_scrollbar and styles.scrollbar_size_vertical:
+            bar = widget.vertical_scrollbar
+            bar.window_virtual_size = virtual.height
+            bar.window_size = height - widget.scrollbar_size_horizontal
+        if widget.show_horizontal_scrollbar and styles.scrollbar_size_horizontal:
+            bar = widget.horizontal_scrollbar
+            bar.window_virtual_size = virtual.width
+            bar.window_size = width - widget.scrollbar_size_vertical
+        widget.scroll_x = widget.validate_scroll_x(widget.scroll_x)
+        widget.scroll_y = widget.validate_scroll_y(widget.scroll_y)
 
 
 class VimTable(DataTable):
