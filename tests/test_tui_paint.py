@@ -383,12 +383,20 @@ async def test_hits_to_none_and_back_lay_nothing_out_and_warm_up_calibrates(engi
 
             box.refresh = refresh  # type: ignore[method-assign]  # counts the layouts asked
         none = replace(first, hits=())
+        scrolled: set[str] = set()
         for trace in (none, first, none, first):
             app.recalls.apply(trace)
             await wait_until(pilot, lambda t=trace: results.row_count == len(t.hits)
                              and (not t.hits or shows_hits(app, t)), "the answer painted")
             await pilot.pause()  # the tables' idle measuring
+            for box in (results, wf):  # a shown scrollbar follows the box's new content
+                if box.show_vertical_scrollbar:
+                    scrolled.add(type(box).__name__)
+                    bar = box.vertical_scrollbar
+                    assert bar.window_virtual_size == box.virtual_size.height
+                    assert bar.window_size == box.container_size.height - box.scrollbar_size_horizontal
         assert results.virtual_size.height > 1  # its content did change size meanwhile
+        assert scrolled  # some box had a scrollbar to check
         assert layouts == []
 
 
