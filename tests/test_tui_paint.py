@@ -48,6 +48,15 @@ class GatedEngine:
                 self.threads_inside -= 1
 
 
+async def recall_postgres(app: Any, pilot: Any) -> None:
+    """Type "postgres upgrade" into the query and wait for its recall (3 hits or more)."""
+    field = app.main().query_one("#query")
+    field.focus()
+    field.insert_text_at_cursor("postgres upgrade")
+    await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                     and len(app.trace.hits) >= 3, "the recall")
+
+
 async def test_a_key_runs_its_recall_at_once_without_a_timer(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -206,11 +215,7 @@ async def test_changed_numbers_redraw_only_their_cells(engine):
             if isinstance(m, ResultsTable.HitChosen) else None)
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
-        field = app.main().query_one("#query")
-        field.focus()
-        field.insert_text_at_cursor("postgres upgrade")
-        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
-                         and len(app.trace.hits) >= 3, "the recall")
+        await recall_postgres(app, pilot)
         results = app.main().query_one(ResultsTable)
         wf = app.main().query_one(Waterfall)
         tree = app.main().query_one(ExplanationTree)
@@ -323,11 +328,7 @@ async def test_in_place_updates_repaint_every_changed_row(engine):
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
-        field = app.main().query_one("#query")
-        field.focus()
-        field.insert_text_at_cursor("postgres upgrade")
-        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
-                         and len(app.trace.hits) >= 3, "the recall")
+        await recall_postgres(app, pilot)
         first = app.trace
         await wait_until(pilot, lambda: shows_hits(app, first), "the hits painted")
         wf = app.main().query_one(Waterfall)
@@ -367,11 +368,7 @@ async def test_hits_to_none_and_back_lay_nothing_out_and_warm_up_calibrates(engi
         await wait_until(pilot, lambda: app.engine is not None and app.session.warm_ms
                          is not None, "the engine to open and warm up")
         assert "probe_bests" in engine._derived
-        field = app.main().query_one("#query")
-        field.focus()
-        field.insert_text_at_cursor("postgres upgrade")
-        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
-                         and len(app.trace.hits) >= 3, "the recall")
+        await recall_postgres(app, pilot)
         first = app.trace
         results, wf = app.main().query_one(ResultsTable), app.main().query_one(Waterfall)
         layouts: list[str] = []
@@ -386,10 +383,101 @@ async def test_hits_to_none_and_back_lay_nothing_out_and_warm_up_calibrates(engi
 
             box.refresh = refresh  # type: ignore[method-assign]  # counts the layouts asked
         none = replace(first, hits=())
+        scrolled: set[str] = set()
         for trace in (none, first, none, first):
             app.recalls.apply(trace)
             await wait_until(pilot, lambda t=trace: results.row_count == len(t.hits)
                              and (not t.hits or shows_hits(app, t)), "the answer painted")
             await pilot.pause()  # the tables' idle measuring
+            for box in (results, wf):  # a shown scrollbar follows the box's new content
+                if box.show_vertical_scrollbar:
+                    scrolled.add(type(box).__name__)
+                    bar = box.vertical_scrollbar
+                    assert bar.window_virtual_size == box.virtual_size.height
+                    assert bar.window_size == box.container_size.height - box.scrollbar_size_horizontal
         assert results.virtual_size.height > 1  # its content did change size meanwhile
+        assert scrolled  # some box had a scrollbar to check
         assert layouts == []
+
+
+def _drawn(table: Any, direct: bool) -> list[list[tuple[str, Any]]]:
+    """Every line of `table`'s rows as (text, style) pairs, drawn from empty caches by the
+    direct path or by DataTable's own (Rich's layout for each cell)."""
+    table.DIRECT = direct
+    table.__dict__.pop("_cells_by_content", None)
+    table.__dict__.pop("_lines_by_content", None)
+    table._clear_caches()
+    table._pass = {}
+    try:
+        return [[(s.text, s.style) for s in table.render_line(y)]
+                for y in range(table.size.height)]
+    finally:
+        table._pass = None
+        del table.DIRECT
+
+
+def test_one_line_cells_draw_as_rich_draws_them():
+    """`one_line_cell` gives Rich's Segments (text and style, meta included) for the cells it
+    takes: justified left, right or not, cut with … or not, styled spans over and past the
+    text, wide characters, empty text, padding 0-2, a cursor's post style; None otherwise."""
+    import random
+
+    from rich.console import Console
+    from rich.padding import Padding
+    from rich.style import Style
+    from rich.text import Span, Text
+    from textual.renderables.styled import Styled
+
+    from recall_tui.tui.widgets.cells import one_line_cell
+
+    console = Console(width=120)
+    rng = random.Random(7)
+    words = ["abc", "memory", "ünïcode", "あい", "😀x", "  ", " lead", "trail ", "—", "…",
+             "\t", "a\nb", "[b]x[/b]"]
+    styles = ["", "dim", "bold green", "cyan", "dim italic", Style(color="red"), Style.null()]
+    drawn = passed = 0
+    for i in range(1500):
+        plain = "".join(rng.choice(words) for _ in range(rng.randint(0, 5)))
+        text = Text(plain, style=rng.choice(styles),
+                    justify=rng.choice([None, "left", "right", "default", "center"]),
+                    overflow=rng.choice([None, "ellipsis", "crop", "fold"]),
+                    no_wrap=rng.choice([None, True, False]), end=rng.choice(["\n", ""]))
+        for _ in range(rng.randint(0, 3)):
+            a = rng.randint(0, len(plain))
+            text.spans.append(Span(a, rng.randint(a, len(plain) + 2), rng.choice(styles)))
+        width, pad = rng.randint(1, 14), rng.choice([0, 1, 2])
+        pre = Style(bgcolor="grey11") + Style.from_meta({"row": i, "column": 1})
+        post = rng.choice([Style.null(), Style(color="yellow")])
+        mine = one_line_cell(console.get_style, text, width, pad, pre, post)
+        if mine is None:
+            passed += 1
+            continue
+        options = console.options.update_dimensions(width, 1).update(no_wrap=True)
+        rich = console.render_lines(Styled(Padding(text, (0, pad)), pre_style=pre,
+                                           post_style=post), options)[0]
+        assert [(s.text, s.style) for s in mine] == [(s.text, s.style) for s in rich], (
+            text, text.spans, width, pad)
+        drawn += 1
+    assert drawn > 400 and passed > 400  # both paths were taken
+
+
+async def test_tables_draw_the_same_lines_as_datatable(engine):
+    """The stages and hits boxes' lines (zebra rows, the cursor's row focused and not, cells
+    cut with …) from the direct path equal DataTable's own, segment for segment."""
+    from recall_tui.tui.widgets.results import ResultsTable
+    from recall_tui.tui.widgets.waterfall import Waterfall
+
+    app = new_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None, "the engine to open")
+        await recall_postgres(app, pilot)
+        await pilot.pause()
+        for table in (app.main().query_one(Waterfall), app.main().query_one(ResultsTable)):
+            for focused in (False, True):
+                if focused:
+                    table.focus()
+                    table.move_cursor(row=1, animate=False)
+                    await pilot.pause()
+                direct = _drawn(table, True)
+                assert any("…" in t for line in direct for t, _ in line) or focused
+                assert direct == _drawn(table, False), type(table).__name__

@@ -13,14 +13,16 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual._segment_tools import line_crop
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import DataTable, Tree
 from textual.widgets.data_table import CellDoesNotExist, CellKey, RowKey
 
 from recall_tui.tui.safe import lit
+from recall_tui.tui.widgets.cells import one_line_cell
 
 VIM_TABLE_BINDINGS: list[BindingType] = [
     Binding("j", "cursor_down", "Down", show=False, id="list.down"),
@@ -111,7 +113,27 @@ class SteadyBox:
                 or any(s is not None and s.is_auto for s in (styles.width, styles.height))):
             widget.refresh(layout=True)
         else:
-            widget._scroll_update(widget.virtual_size)
+            self._update_scrollbars()
+
+    def _update_scrollbars(self) -> None:
+        """Textual's `_scroll_update` less its unconditional repaint of the scrollbars: a
+        scrollbar's size and window are reactives that repaint it when they change, so a new
+        width of a box whose rows stay (the stages) repaints no scrollbar. A scrollbar that
+        comes or goes asks for the layout itself (`_refresh_scrollbars`)."""
+        widget: Any = self
+        widget._refresh_scrollbars()
+        width, height = widget.container_size
+        virtual, styles = widget.virtual_size, widget.styles
+        if widget.show_vertical_scrollbar and styles.scrollbar_size_vertical:
+            bar = widget.vertical_scrollbar
+            bar.window_virtual_size = virtual.height
+            bar.window_size = height - widget.scrollbar_size_horizontal
+        if widget.show_horizontal_scrollbar and styles.scrollbar_size_horizontal:
+            bar = widget.horizontal_scrollbar
+            bar.window_virtual_size = virtual.width
+            bar.window_size = width - widget.scrollbar_size_vertical
+        widget.scroll_x = widget.validate_scroll_x(widget.scroll_x)
+        widget.scroll_y = widget.validate_scroll_y(widget.scroll_y)
 
 
 class VimTable(DataTable):
@@ -280,9 +302,33 @@ class VimTable(DataTable):
         if lines is None:
             if len(cache) >= self.CELL_CACHE_MAX:
                 cache.clear()
-            lines = cache[key] = super()._render_cell(row_index, column_index, base_style,
-                                                      width, cursor, hover)
+            line = self._direct_cell(value, row_index, column_index, base_style, width,
+                                     cursor, hover)
+            lines = cache[key] = ([line] if line is not None else super()._render_cell(
+                row_index, column_index, base_style, width, cursor, hover))
         return lines
+
+    #: Draw plain one-line cells without Rich's layout (`cells.one_line_cell`); tests turn
+    #: it off to compare with DataTable's own drawing.
+    DIRECT = True
+
+    def _direct_cell(self, value: Any, row_index: int, column_index: int, base_style: Any,
+                     width: int, cursor: bool, hover: bool) -> list[Segment] | None:
+        """A data cell of a one-line row drawn as DataTable would (its row and column in the
+        style's meta, the cursor and hover styles over it), without Rich's layout; None for
+        anything else (a fixed row or column, a taller row, a cell that is not a one-line
+        `Text`)."""
+        row_key = self._row_locations.get_key(row_index)
+        row = self.rows.get(row_key) if row_key is not None else None
+        if (not self.DIRECT or row_index < self.fixed_rows or column_index < self.fixed_columns
+                or not isinstance(value, Text) or row is None or row.height != 1):
+            return None
+        component, post = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css")
+        pre = base_style + Style.from_meta({"row": row_index, "column": column_index})
+        return one_line_cell(self.app.console.get_style, value, width, self.cell_padding,
+                             pre + component, post)
 
     def notify_style_update(self) -> None:
         """A theme or CSS change: every kept cell and line rendering is stale."""
@@ -330,14 +376,15 @@ class VimTable(DataTable):
         shows (the cell objects themselves: the cache holds them, so their ids cannot be
         reused while an entry lives), its position, the cursor and hover on that row, the
         widths and the styles: after `set_rows`, only the rows that changed are rendered
-        again. The header, fixed rows and columns and row labels go to DataTable's path."""
+        again. The header line is kept by its labels and widths (DataTable drew it again
+        after every update). Fixed rows and columns and row labels go to DataTable's path."""
         memo = self.__dict__.get("_pass")
         try:
             row_key, line_no = self._get_offsets(y)
         except LookupError:
             row_key = None
-        if (memo is None or row_key is None or row_key is self._header_row_key
-                or self.fixed_rows or self.fixed_columns or self._labelled_row_exists):
+        if (memo is None or row_key is None or self.fixed_rows or self.fixed_columns
+                or self._labelled_row_exists):
             return super()._render_line(y, x1, x2, base_style)
         try:
             columns = memo.get("columns")
@@ -345,8 +392,11 @@ class VimTable(DataTable):
                 ordered = self.ordered_columns
                 columns = memo["columns"] = (
                     tuple(c.key for c in ordered),
-                    tuple(c.get_render_width(self) for c in ordered))
-            keys, widths = columns
+                    tuple(c.get_render_width(self) for c in ordered),
+                    tuple(_content_key(c.label) for c in ordered))
+            keys, widths, labels = columns
+            if row_key is self._header_row_key:
+                return self._header_line(y, x1, x2, base_style, line_no, widths, labels)
             data = self._data[row_key]
             cells = tuple(data.get(k) for k in keys)
             row_index = self._row_locations.get(row_key)
@@ -365,8 +415,50 @@ class VimTable(DataTable):
         if entry is None:
             if len(cache) >= self.LINE_CACHE_MAX:
                 cache.clear()
-            entry = cache[key] = (cells, super()._render_line(y, x1, x2, base_style))
+            strip = (self._direct_line(row_index, line_no, x1, x2, base_style, widths,
+                                       cursor is True, hover is True)
+                     if self.DIRECT and self.cursor_type == "row" and row_index is not None
+                     else super()._render_line(y, x1, x2, base_style))
+            entry = cache[key] = (cells, strip)
         return entry[1]
+
+    def _header_line(self, y: int, x1: int, x2: int, base_style: Any, line_no: int,
+                     widths: tuple[int, ...], labels: tuple[Any, ...]) -> Strip:
+        """The header's line `line_no`, drawn by DataTable and kept by what it shows."""
+        key = ("header", line_no, x1, x2, self.size.width, base_style, self.cursor_coordinate,
+               self.hover_coordinate, self.cursor_type, self.show_cursor,
+               self._show_hover_cursor, self._pseudo_class_state, widths, labels,
+               self.header_height, self.cell_padding, self.cursor_foreground_priority,
+               self.cursor_background_priority)
+        cache = self.__dict__.setdefault("_lines_by_content", {})
+        entry = cache.get(key)
+        if entry is None:
+            if len(cache) >= self.LINE_CACHE_MAX:
+                cache.clear()
+            entry = cache[key] = ((), super()._render_line(y, x1, x2, base_style))
+        strip: Strip = entry[1]
+        return strip
+
+    def _direct_line(self, row_index: int, line_no: int, x1: int, x2: int, base_style: Any,
+                     widths: tuple[int, ...], cursor: bool, hover: bool) -> Strip:
+        """One line of a data row with a row cursor (no fixed rows or columns, no labels),
+        put together as DataTable does it (each cell in its row's zebra style, the rest of
+        the line in that style with the cursor's, cropped to the scroll position) without
+        its per-line look-ups of every component style."""
+        row_style = self._get_row_style(row_index, base_style)
+        line: list[Segment] = []
+        for column_index, width in enumerate(widths):
+            line.extend(self._render_cell(row_index, column_index, row_style, width,
+                                          cursor=cursor, hover=hover)[line_no])
+        size = self.size.width
+        rest, _ = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+            False, False)
+        rest = row_style + rest + Style.from_meta(
+            {"row": row_index, "column": 0, "out_of_bounds": True})
+        line.append(Segment(" " * max(0, size - sum(widths)), rest))
+        return Strip(line_crop(line, x1, x2, size)).adjust_cell_length(
+            size, base_style).simplify()
 
     def cursor_key(self) -> str | None:
         """The key of the row under the cursor; None for an empty table (or a cursor out of
@@ -392,12 +484,13 @@ class VimTable(DataTable):
         nothing changed. Otherwise the rows are rebuilt. Returns True when it rebuilt."""
         keys = [key for key, _ in rows]
         if self.row_count and keys == [r.key.value for r in self.ordered_rows]:
-            columns = list(self.columns.values())
+            columns = self.ordered_columns  # the order the cells come in
             changed: list[int] = []
             for index, (key, cells) in enumerate(rows):
                 row_key = RowKey(key)
                 data = self._data[row_key]
-                for column, new, old in zip(columns, cells, self.get_row(key), strict=False):
+                for column, new in zip(columns, cells, strict=False):
+                    old = data.get(column.key)
                     new = self.cell(new)
                     if same_cell(new, old):
                         continue
@@ -416,14 +509,32 @@ class VimTable(DataTable):
                     # lines it kept from before; mark it all
                     self.refresh()
                 else:
-                    for index in changed:  # repaint those rows only, if they are in view
-                        self.refresh_row(index)
+                    self._refresh_rows(changed)
                 self.check_idle()
             return False
         self.clear()
         for key, cells in rows:
             self.add_row(*cells, key=key)
         return True
+
+
+    def _refresh_rows(self, indexes: Sequence[int]) -> None:
+        """Repaint the rows at `indexes` that are in view, in one refresh (DataTable's
+        `refresh_row` asks for one each, and measures every row above it to place it)."""
+        wanted = set(indexes)
+        width = max(self.size.width, sum(c.get_render_width(self) for c in self.columns.values())
+                    + self._row_label_column_width)
+        window, offset = self.window_region, self.scroll_offset
+        y = self.header_height if self.show_header else 0
+        regions = []
+        for index, row in enumerate(self.ordered_rows):
+            if index in wanted:
+                region = Region(0, y, width, row.height)
+                if window.overlaps(region):
+                    regions.append(region.translate(-offset))
+            y += row.height
+        if regions:
+            self.refresh(*regions)
 
 
 def same_cell(a: Any, b: Any) -> bool:
