@@ -126,6 +126,10 @@ class RecallApp(App[None]):
         self.vault_path = Path(vault_path)
         self.embedder_kind = embedder or self.settings.embedder
         self.stable_timings = stable_timings
+        if stable_timings:  # screenshots and snapshot tests: the same image on a loaded machine
+            # (a tab underline sliding into place could be caught mid-way, or left where an
+            # earlier layout put it); a user's animations are theirs to set
+            self.animation_level = "none"
         self.request = RecallRequest(query=query, preset=preset or self.settings.preset,
                                      k=self.settings.k, now=now,
                                      verbosity=self.settings.verbosity)
