@@ -28,8 +28,10 @@ import contextlib
 import dataclasses
 import hashlib
 import marshal
+import mmap
 import os
 import pickle
+import struct
 import sys
 import threading
 import weakref
@@ -307,21 +309,25 @@ def _shared_lines(pairs: tuple[tuple[str, int], ...]) -> MappingProxyType[str, i
     return proxy
 
 
-def _compile_unpack() -> Callable[[tuple[Any, ...]], Memory]:
+def _compile_unpack(skip: frozenset[int] = frozenset()) -> Callable[..., Any]:
     """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
-    field, no loop): building 100k Memory objects is the bulk of a re-read."""
+    field, no loop): building 100k Memory objects is the bulk of a re-read. With `skip`,
+    `_fill(m, t)` instead: the slots of `m` but those fields' (a `_LazyMemory`'s)."""
     env: dict[str, Any] = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
         "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
     }
     lines = [
-        "def _unpack_memory(t):",
+        "def _fill(m, t):" if skip else "def _unpack_memory(t):",
         f"    f = t[{_I_FRONT}]",
         "    raw = _LazyFront(f[0], f[1], tuple([t[i] for i in f[2]]) if f[2] else ())",
-        "    m = _new(Memory)",
     ]
+    if not skip:
+        lines.append("    m = _new(Memory)")
     for i, name in enumerate(_MEMORY_FIELDS):
+        if i in skip:
+            continue
         env[f"_s{i}"] = getattr(Memory, name).__set__  # the slot's own setter
         v = f"t[{i}]"
         if i in _DATE_IDX:
@@ -341,13 +347,74 @@ def _compile_unpack() -> Callable[[tuple[Any, ...]], Memory]:
         lines.append(f"    _s{i}(m, {v})")
     lines.append("    return m")
     exec("\n".join(lines), env)  # code generated from the dataclass fields
-    unpack: Callable[[tuple[Any, ...]], Memory] = env["_unpack_memory"]
-    return unpack
+    made: Callable[..., Any] = env["_fill" if skip else "_unpack_memory"]
+    return made
 
 
 # Built as unpickling builds a dataclass (no __init__ and its checks): the values were
 # checked when the file was parsed.
-_unpack_memory = _compile_unpack()
+_unpack_memory: Callable[[tuple[Any, ...]], Memory] = _compile_unpack()
+_I_ID, _I_PATH = _IDX["id"], _IDX["path"]
+#: A `_LazyMemory`'s fields set when it is made (the rest on first use, from its record).
+_EAGER = frozenset({_I_ID, _I_PATH, _I_EDGES})
+_fill_lazy: Callable[[Memory, tuple[Any, ...]], Memory] = _compile_unpack(_EAGER)
+
+
+class _LazyMemory(Memory):
+    """A `Memory` from the reading snapshot whose fields but `id`, `path` and `edges` are
+    decoded from its record on first use (one attribute read fills every slot). To every
+    consumer it is a Memory: `__class__` says so (so equality with a parsed Memory,
+    `dataclasses.replace`, `repr` and pickling behave as for one), its fields are the same
+    slots, and once filled an attribute read costs what a Memory's does. A re-read of an
+    unchanged vault then builds 100k of these instead of decoding 100k records; whoever
+    reads every field of every memory (an index sync in a fresh process) decodes them then."""
+
+    __slots__ = ("_record",)
+
+    @property  # type: ignore[misc]  # (a Memory to every consumer, as unittest.mock's spec)
+    def __class__(self) -> type[Memory]:  # type: ignore[override]  # (the same reason)
+        return Memory
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for a slot not yet set (or a name a Memory does not have).
+        try:
+            rec = _get_record(self)
+        except AttributeError:
+            rec = None
+        if rec is not None:
+            mm, start, end = rec
+            packed, _ = marshal.loads(mm[start:end])
+            _fill_lazy(self, packed)  # (two threads may both fill: equal values either way)
+            _set_record(self, None)
+        return _getattribute(self, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_memory_of, (tuple([getattr(self, n) for n in _MEMORY_FIELDS]),))
+
+
+_get_record = _LazyMemory._record.__get__  # type: ignore[attr-defined]  # (a slot descriptor)
+_set_record = _LazyMemory._record.__set__  # type: ignore[attr-defined]
+_getattribute = object.__getattribute__
+_set_id = vars(Memory)["id"].__set__  # (the slots' own setters, as in `_compile_unpack`)
+_set_path = vars(Memory)["path"].__set__
+_set_edges = vars(Memory)["edges"].__set__
+
+
+def _memory_of(values: tuple[Any, ...]) -> Memory:
+    return Memory(*values)
+
+
+def lazy_memory(
+    memory_id: str, path: str, edges: tuple[tuple[str, str, str, str], ...],
+    buf: Any, start: int, end: int,
+) -> Memory:
+    """A Memory whose record is `buf[start:end]` (a `dumps` blob), decoded on first use."""
+    m = _new(_LazyMemory)
+    _set_id(m, memory_id)
+    _set_path(m, path)
+    _set_edges(m, tuple([Edge(*e) for e in edges]) if edges else ())
+    _set_record(m, (buf, start, end))
+    return m
 
 
 def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
@@ -463,6 +530,8 @@ def drop_read_cache(root: str) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 os.unlink(str(path) + suffix)
+        with contextlib.suppress(OSError):
+            os.unlink(snapshot_path(path))
 
 
 _SCHEMA = """
@@ -581,3 +650,112 @@ class ReadCache:
     def close(self) -> None:
         with contextlib.suppress(apsw.Error):
             self._conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The snapshot: every memory file's record of one read in one file, for an unchanged vault
+# --------------------------------------------------------------------------------------------
+
+SNAPSHOT_NAME = "read-snapshot.bin"
+_SNAP_MAGIC = b"recall-tui reading snapshot 1\n"
+_SNAP_TAIL = struct.Struct("<QQ32s")  # head offset, head length, the vault signature
+
+
+def snapshot_path(cache_file: Path) -> Path:
+    """Where the snapshot of the reading cache at `cache_file` lives (beside it)."""
+    return cache_file.with_name(SNAPSHOT_NAME)
+
+
+class SnapshotWriter:
+    """Writes a read's records, as they come, to a new snapshot file; `finish` adds the head
+    (what the read made of them) and puts the file in place by an atomic rename, so a
+    process reading the old one (it maps it) or opening the path sees a whole file. Best
+    effort: any OS error drops the snapshot, never the read."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        self._at: dict[str, tuple[int, int]] = {}
+        self._pos = len(_SNAP_MAGIC)
+        try:
+            self._fh: Any = open(self._tmp, "wb", buffering=1 << 20)
+            self._fh.write(_SNAP_MAGIC)
+        except OSError:
+            self._fh = None
+        # A read that raises or drops the writer unfinished leaves no temporary file.
+        self._left = weakref.finalize(self, _discard, self._fh, self._tmp)
+
+    def add(self, rel: str, blob: bytes) -> None:
+        """Keep one memory file's record (a `dumps` blob)."""
+        if self._fh is None:
+            return
+        try:
+            self._fh.write(blob)
+        except OSError:
+            self.abort()
+            return
+        self._at[rel] = (self._pos, self._pos + len(blob))
+        self._pos += len(blob)
+
+    def where(self, rel: str) -> tuple[int, int] | None:
+        """Where the record of `rel` is in the file (None: not added)."""
+        return self._at.get(rel) if self._fh is not None else None
+
+    def finish(self, sig: bytes, head: bytes) -> None:
+        if self._fh is None:
+            return
+        try:
+            self._fh.write(head)
+            self._fh.write(_SNAP_TAIL.pack(self._pos, len(head), sig))
+            self._fh.write(_SNAP_MAGIC)
+            self._fh.close()
+            self._fh = None
+            os.replace(self._tmp, self.path)
+            self._left.detach()
+        except OSError:
+            self.abort()
+
+    def abort(self) -> None:
+        self._fh = None
+        self._left()
+
+
+def _discard(fh: Any, tmp: str) -> None:
+    if fh is not None:
+        with contextlib.suppress(OSError):
+            fh.close()
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def load_snapshot(path: Path, sig: bytes) -> tuple[Any, mmap.mmap] | None:
+    """The head of the snapshot at `path` and the file mapped read-only (the records are
+    decoded from the map on first use), when it was written for the vault signature `sig`;
+    else None. A damaged or foreign file is None too (never an error)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        tail = _SNAP_TAIL.size + len(_SNAP_MAGIC)
+        if size < len(_SNAP_MAGIC) + tail:
+            return None
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    try:
+        if mm[: len(_SNAP_MAGIC)] != _SNAP_MAGIC or mm[size - len(_SNAP_MAGIC):] != _SNAP_MAGIC:
+            raise ValueError("not a snapshot")
+        start, length, written_for = _SNAP_TAIL.unpack(mm[size - tail: size - len(_SNAP_MAGIC)])
+        if written_for != sig:
+            raise ValueError("another vault state")
+        if start + length > size - tail:
+            raise ValueError("damaged")
+        head = marshal.loads(mm[start: start + length])
+    except Exception:  # (a damaged, foreign or stale file: read the per-file records)
+        mm.close()
+        return None
+    return head, mm

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 
 from recall_tui.vault.chains import (
     _build_chains,
@@ -62,9 +63,13 @@ from recall_tui.vault.readcache import (
     FileKey,
     ReadCache,
     Record,
+    SnapshotWriter,
     file_key,
+    lazy_memory,
+    load_snapshot,
     remember,
     remembered,
+    snapshot_path,
     vault_signature,
 )
 from recall_tui.vault.readcache import dumps as cache_dumps
@@ -130,6 +135,7 @@ def _read_memory_cached(
     fresh: list[tuple[str, FileKey, bytes]],
     rcache: ReadCache | None = None,
     records: dict[str, tuple[FileKey, Record]] | None = None,
+    snap: SnapshotWriter | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
     unchanged, else a fresh parse, queued in `fresh` for the cache. Every record with a key
@@ -148,26 +154,18 @@ def _read_memory_cached(
     if key is not None:
         if records is not None:
             records[f.rel] = (key, (memory, file_problems))
-        fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
+        blob = cache_dumps((memory, file_problems))
+        fresh.append((f.rel, key, blob))
+        if snap is not None:
+            snap.add(f.rel, blob)
         if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
             rcache.store(fresh, [])  # in batches: a first read does not hold every record
             fresh.clear()
     return memory
 
 
-def _cached_records(
-    rcache: ReadCache,
-    files: list[_File],
-    memo: dict[str, tuple[FileKey, Record]] | None = None,
-) -> tuple[
-    dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str], bool
-]:
-    """The memory files' keys now, the decoded records of those whose key is unchanged
-    (from `memo`, what this process kept of its last read of the vault, else streamed from
-    the cache: one record's bytes at a time are held), the cached paths that are gone, and
-    whether the records came from the memo.
-    With a memo the cache file is not scanned unless many files are new to it (they would
-    be parsed in a pool anyway): a changed file is parsed, a vanished one is dropped."""
+def _memory_keys(files: list[_File]) -> dict[str, FileKey | None]:
+    """Every memory file's key now (None when it cannot be stat'ed)."""
     keys: dict[str, FileKey | None] = {}
     stat = os.stat
     for f in files:
@@ -176,6 +174,21 @@ def _cached_records(
                 keys[f.rel] = file_key(stat(f.path))
             except OSError:
                 keys[f.rel] = None
+    return keys
+
+
+def _cached_records(
+    rcache: ReadCache,
+    keys: dict[str, FileKey | None],
+    memo: dict[str, tuple[FileKey, Record]] | None = None,
+    snap: SnapshotWriter | None = None,
+) -> tuple[dict[str, tuple[Memory | None, list[Problem]]], list[str], bool]:
+    """The decoded records of the memory files whose key (`keys`) is unchanged (from
+    `memo`, what this process kept of its last read of the vault, else streamed from the
+    cache: one record's bytes at a time are held; each also given to `snap`), the cached
+    paths that are gone, and whether the records came from the memo.
+    With a memo the cache file is not scanned unless many files are new to it (they would
+    be parsed in a pool anyway): a changed file is parsed, a vanished one is dropped."""
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     gone: list[str] = []
     if memo is not None:
@@ -184,7 +197,7 @@ def _cached_records(
             if got is not None and got[0] == key:
                 decoded[rel] = got[1]
         if len(keys) - len(decoded) < PARALLEL_MIN_FILES:
-            return keys, decoded, [rel for rel in memo if rel not in keys], True
+            return decoded, [rel for rel in memo if rel not in keys], True
         decoded.clear()  # (many files new to the memo: the cache file's records, as usual)
     # One scan of the table: each row's key compared with the file's, the record decoded
     # when they agree (one record's bytes at a time are held).
@@ -196,8 +209,10 @@ def _cached_records(
             try:
                 decoded[rel] = cache_loads(blob)
             except Exception:  # a record this reader cannot load: parse again
-                pass
-    return keys, decoded, gone, False
+                continue
+            if snap is not None:
+                snap.add(rel, blob)
+    return decoded, gone, False
 
 
 _GONE = object()
@@ -361,15 +376,28 @@ def _read_vault(
     # The result of this process's last read for the memory files, when every one is as it
     # was then (same paths, same keys: every record came from the memo): the same memories,
     # chains, graph and problems (each file's and the whole-vault steps').
-    kept: tuple[bytes, dict[str, Memory], tuple[Chain, ...], EntityGraph,
-                tuple[Problem, ...]] | None = None
+    kept: _Kept | None = None
+    gone: list[str] = []
+    snap: SnapshotWriter | None = None  # (a read not from this process's memo writes one)
+    sig = None
     if rcache is not None:
-        keys, decoded, gone, from_memo = _cached_records(
-            rcache, files, memo.records if memo else None)
+        keys = _memory_keys(files)
+        if memo is None:
+            sig = vault_signature(keys)
+            got = _from_snapshot(rcache, keys, sig) if sig is not None else None
+            if got is not None:
+                kept, records = got
+            else:
+                snap = SnapshotWriter(snapshot_path(rcache.path))
+    if rcache is not None and kept is None:
+        decoded, gone, from_memo = _cached_records(
+            rcache, keys, memo.records if memo else None, snap)
         all_cached = len(decoded) == len(keys)
         if memo is not None and from_memo and all_cached and not gone \
                 and len(keys) == len(memo.records):
             kept = memo.whole
+            if kept is not None:
+                records = memo.records
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -377,7 +405,8 @@ def _read_vault(
             shown[0] = n
             progress(n, len(files), "reading")
 
-    _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick)
+    if kept is None:
+        _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick, snap)
     for n, f in enumerate(files):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
@@ -408,7 +437,8 @@ def _read_vault(
                     memory = hit[0]
                     mproblems.extend(hit[1])
             else:
-                memory = _read_memory_cached(f, mproblems, decoded, keys, fresh, rcache, records)
+                memory = _read_memory_cached(
+                    f, mproblems, decoded, keys, fresh, rcache, records, snap)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -424,16 +454,15 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
-    sig = None
-    if kept is not None and memo is not None:
+    if kept is not None:
         if rcache is not None:
             rcache.close()
-        records = memo.records
         sig, memories, chains, graph, added = kept
     else:
         if rcache is not None:
             rcache.store(fresh, gone)
-            sig = vault_signature(keys)
+            if sig is None:
+                sig = vault_signature(keys)
         try:
             memories, chains = _whole_vault(memories, mproblems, rcache, sig, all_cached)
         finally:
@@ -441,6 +470,8 @@ def _read_vault(
                 rcache.close()
         added = tuple(mproblems)
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+        if snap is not None:
+            _write_snapshot(snap, sig, records, memories, chains, added)
     problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
@@ -518,6 +549,99 @@ def _apply_whole(
     return memories, tuple([Chain(ids) for ids in chains])
 
 
+#: What a read made of the memory files: the vault signature, the memories, chains, entity
+#: graph and the memory files' problems (each file's, then the whole-vault steps').
+_Kept = tuple[bytes | None, dict[str, Memory], tuple[Chain, ...], EntityGraph, tuple[Problem, ...]]
+
+
+def _write_snapshot(
+    snap: SnapshotWriter,
+    sig: bytes | None,
+    records: dict[str, tuple[FileKey, Record]],
+    memories: dict[str, Memory],
+    chains: tuple[Chain, ...],
+    added: tuple[Problem, ...],
+) -> None:
+    """Finish the snapshot of this read (see `_from_snapshot`): every memory file's record
+    was given to `snap` as it came; the head says what the read made of them."""
+    if sig is None:  # (a file without a key: its record is not cached, nor the vault)
+        snap.abort()
+        return
+    index: dict[str, int] = {}
+    entries: list[tuple[Any, ...]] = []
+    for rel, (_key, (memory, file_problems)) in records.items():
+        at = snap.where(rel)
+        if at is None:  # (a file without a record: no snapshot this time)
+            snap.abort()
+            return
+        index[rel] = len(entries)
+        entries.append((
+            rel, at[0], at[1],
+            None if memory is None else memory.id,
+            () if memory is None else tuple(
+                [(e.subject, e.relation, e.object, e.memory_id) for e in memory.edges]),
+            tuple([(p.path, p.line, p.reason, p.severity) for p in file_problems]),
+        ))
+    order: list[int] = []
+    changed: list[tuple[Any, ...]] = []
+    for mid, m in memories.items():
+        i = index.get(m.path)
+        if i is None:
+            snap.abort()
+            return
+        order.append(i)
+        if records[m.path][1][0] is not m:  # (the whole-vault steps dropped or set links)
+            changed.append((mid, m.supersedes, m.superseded_by,
+                            tuple([(r.id, r.score, r.relation) for r in m.related_via])))
+    head = marshal.dumps((
+        tuple(entries), tuple(order), tuple(changed),
+        tuple([(p.path, p.line, p.reason, p.severity) for p in added]),
+        tuple([c.ids for c in chains]),
+    ))
+    snap.finish(sig, head)  # (sig is not None: checked with the first entry)
+
+
+def _from_snapshot(
+    rcache: ReadCache, keys: dict[str, FileKey | None], sig: bytes
+) -> tuple[_Kept, dict[str, tuple[FileKey, Record]]] | None:
+    """The memory files' result of the read that wrote the snapshot, when it was written
+    for exactly these files and keys (`sig`), and the records to remember; else None.
+    Its memories are lazy (`readcache.lazy_memory`): a record is decoded on first use."""
+    got = load_snapshot(snapshot_path(rcache.path), sig)
+    if got is None:
+        return None
+    head, buf = got
+    try:
+        entries, order, changed, added, chain_ids = head
+        records: dict[str, tuple[FileKey, Record]] = {}
+        made: list[Memory | None] = []
+        for rel, start, end, mid, edges, probs in entries:
+            key = keys[rel]
+            if key is None:
+                return None
+            m = None if mid is None else lazy_memory(mid, rel, edges, buf, start, end)
+            made.append(m)
+            records[rel] = (key, (m, [Problem(*p) for p in probs] if probs else []))
+        if len(records) != len(keys):
+            return None
+        memories: dict[str, Memory] = {}
+        for i in order:
+            m = made[i]
+            if m is None:
+                return None
+            memories[m.id] = m
+        for mid, supersedes, superseded_by, related in changed:
+            memories[mid] = replace(
+                memories[mid], supersedes=supersedes, superseded_by=superseded_by,
+                related_via=tuple([RelatedLink(*r) for r in related]))
+        chains = tuple([Chain(ids) for ids in chain_ids])
+        problems = tuple([Problem(*p) for p in added])
+    except Exception:  # (a head this reader cannot use: read the per-file records)
+        return None
+    graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+    return (sig, memories, chains, graph, problems), records
+
+
 def _parse_in_parallel(
     files: list[_File],
     decoded: dict[str, tuple[Memory | None, list[Problem]]],
@@ -526,6 +650,7 @@ def _parse_in_parallel(
     rcache: ReadCache | None,
     workers: int | None,
     tick: Callable[[int], None],
+    snap: SnapshotWriter | None = None,
 ) -> None:
     """Parse the memory files not in `decoded` in worker processes when there are enough of
     them (see `read_vault`), adding their records to `decoded` (and to the reading cache,
@@ -546,6 +671,8 @@ def _parse_in_parallel(
             continue
         key = keys.get(rel)
         if rcache is not None and key is not None:
+            if snap is not None:
+                snap.add(rel, blob)
             fresh.append((rel, key, blob))
             if len(fresh) >= CACHE_WRITE_EVERY:
                 rcache.store(fresh, [])
