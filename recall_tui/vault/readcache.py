@@ -35,6 +35,7 @@ import struct
 import sys
 import threading
 import weakref
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
@@ -45,7 +46,7 @@ from typing import Any, cast
 
 import apsw
 
-from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
+from recall_tui.vault.model import Chain, Edge, EntityGraph, Memory, Problem, RelatedLink, Role
 from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bump whenever the reader gives a different record for the same bytes (a new field, a new
@@ -382,9 +383,7 @@ class _LazyMemory(Memory):
         except AttributeError:
             rec = None
         if rec is not None:
-            mm, start, end = rec
-            packed, _ = marshal.loads(mm[start:end])
-            _fill_lazy(self, packed)  # (two threads may both fill: equal values either way)
+            _fill_from_record(self, rec)  # (two threads may both fill: equal values either way)
             _set_record(self, None)
         return _getattribute(self, name)
 
@@ -404,17 +403,55 @@ def _memory_of(values: tuple[Any, ...]) -> Memory:
     return Memory(*values)
 
 
-def lazy_memory(
-    memory_id: str, path: str, edges: tuple[tuple[str, str, str, str], ...],
-    buf: Any, start: int, end: int,
-) -> Memory:
-    """A Memory whose record is `buf[start:end]` (a `dumps` blob), decoded on first use."""
-    m = _new(_LazyMemory)
-    _set_id(m, memory_id)
-    _set_path(m, path)
-    _set_edges(m, tuple([Edge(*e) for e in edges]) if edges else ())
-    _set_record(m, (buf, start, end))
-    return m
+_LAZY_FIELDS = tuple(name for i, name in enumerate(_MEMORY_FIELDS) if i not in _EAGER)
+_SETTERS = tuple(vars(Memory)[name].__set__ for name in _LAZY_FIELDS)
+
+
+def _fill_from_record(m: Memory, rec: tuple[Any, ...]) -> None:
+    """Fill a lazy memory's slots from its record in the snapshot; when the record is not
+    what was written (its checksum, or it does not decode), from the file parsed again (and
+    the snapshot is deleted: the next read writes a new one)."""
+    buf, start, end, crc, source = rec
+    data = buf[start:end]
+    try:
+        if zlib.crc32(data) != crc:
+            raise ValueError("checksum")
+        packed, _ = marshal.loads(data)
+        _fill_lazy(m, packed)
+        return
+    except Exception:  # (a damaged snapshot)
+        root, snap = source
+        with contextlib.suppress(OSError):
+            os.unlink(snap)
+    parsed = _REPARSE[0](root, m.path) if _REPARSE else None
+    if parsed is None:
+        raise RuntimeError(
+            f"{m.path}: its record in the reading snapshot {snap} is damaged and the file"
+            " cannot be read again")
+    for name, set_slot in zip(_LAZY_FIELDS, _SETTERS, strict=True):
+        set_slot(m, getattr(parsed, name))
+
+
+#: The reader's parse of one memory file, (root, rel) -> Memory | None, for a damaged record.
+_REPARSE: list[Callable[[str, str], Memory | None]] = []
+
+
+_EDGE_SETTERS = tuple(vars(Edge)[f.name].__set__ for f in dataclasses.fields(Edge))
+
+
+def _edges(tuples: tuple[tuple[str, str, str, str], ...]) -> tuple[Edge, ...]:
+    """Edge objects from (subject, relation, object, memory_id) tuples, without `__init__`
+    (each slot set by its own setter: half the time of the frozen dataclass's init)."""
+    s0, s1, s2, s3 = _EDGE_SETTERS
+    out = []
+    for a, b, c, d in tuples:
+        e = _new(Edge)
+        s0(e, a)
+        s1(e, b)
+        s2(e, c)
+        s3(e, d)
+        out.append(e)
+    return tuple(out)
 
 
 def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
@@ -675,7 +712,7 @@ class SnapshotWriter:
     def __init__(self, path: Path):
         self.path = path
         self._tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        self._at: dict[str, tuple[int, int]] = {}
+        self._at: dict[str, tuple[int, int, int]] = {}  # rel -> start, end, crc32
         self._pos = len(_SNAP_MAGIC)
         try:
             self._fh: Any = open(self._tmp, "wb", buffering=1 << 20)
@@ -694,16 +731,56 @@ class SnapshotWriter:
         except OSError:
             self.abort()
             return
-        self._at[rel] = (self._pos, self._pos + len(blob))
+        self._at[rel] = (self._pos, self._pos + len(blob), zlib.crc32(blob))
         self._pos += len(blob)
 
-    def where(self, rel: str) -> tuple[int, int] | None:
-        """Where the record of `rel` is in the file (None: not added)."""
-        return self._at.get(rel) if self._fh is not None else None
-
-    def finish(self, sig: bytes, head: bytes) -> None:
+    def finish(
+        self,
+        sig: bytes | None,
+        records: dict[str, tuple[FileKey, Record]],
+        memories: dict[str, Memory],
+        chains: tuple[Chain, ...],
+        added: tuple[Problem, ...],
+    ) -> None:
+        """Write the head (what the read made of the records: see `Snapshot.build`) and put
+        the file in place. Nothing is written when a record is missing (a file without a
+        key, or a record not given to `add`)."""
         if self._fh is None:
             return
+        at = self._at
+        if sig is None or len(at) < len(records) or any(rel not in at for rel in records):
+            self.abort()
+            return
+        index = {rel: i for i, rel in enumerate(records)}
+        spans = array("q")
+        crcs = array("I")
+        edges: dict[int, tuple[tuple[str, str, str, str], ...]] = {}
+        probs: dict[int, tuple[tuple[str, int | None, str, str], ...]] = {}
+        ids: list[str | None] = []
+        for i, (rel, (_key, (memory, file_problems))) in enumerate(records.items()):
+            start, end, crc = at[rel]
+            spans.append(start)
+            spans.append(end)
+            crcs.append(crc)
+            ids.append(None if memory is None else memory.id)
+            if memory is not None and memory.edges:
+                edges[i] = tuple([(e.subject, e.relation, e.object, e.memory_id)
+                                  for e in memory.edges])
+            if file_problems:
+                probs[i] = _problem_tuples(file_problems)
+        order = array("q")
+        changed = []
+        for mid, m in memories.items():
+            i = index[m.path]
+            order.append(i)
+            if records[m.path][1][0] is not m:  # (the whole-vault steps dropped or set links)
+                changed.append((mid, m.supersedes, m.superseded_by,
+                                tuple([(r.id, r.score, r.relation) for r in m.related_via])))
+        head = marshal.dumps((
+            tuple(records), tuple(ids), spans.tobytes(), crcs.tobytes(), edges, probs,
+            order.tobytes(), tuple(changed), _problem_tuples(added),
+            tuple([c.ids for c in chains]),
+        ))
         try:
             self._fh.write(head)
             self._fh.write(_SNAP_TAIL.pack(self._pos, len(head), sig))
@@ -728,10 +805,88 @@ def _discard(fh: Any, tmp: str) -> None:
         os.unlink(tmp)
 
 
-def load_snapshot(path: Path, sig: bytes) -> tuple[Any, mmap.mmap] | None:
-    """The head of the snapshot at `path` and the file mapped read-only (the records are
-    decoded from the map on first use), when it was written for the vault signature `sig`;
-    else None. A damaged or foreign file is None too (never an error)."""
+def _problem_tuples(problems: Iterable[Problem]) -> tuple[tuple[str, int | None, str, str], ...]:
+    return tuple([(p.path, p.line, p.reason, p.severity) for p in problems])
+
+
+@dataclasses.dataclass(frozen=True)
+class SnapshotRead:
+    """What `Snapshot.build` gives: the memory files' part of the read that wrote it."""
+
+    memories: dict[str, Memory]
+    records: dict[str, tuple[FileKey, Record]]
+    chains: tuple[Chain, ...]
+    graph: EntityGraph
+    problems: tuple[Problem, ...]
+    """The memory files' problems: each file's in order, then the whole-vault steps'."""
+
+
+class Snapshot:
+    """A snapshot file, mapped, with its head decoded (see `load_snapshot`)."""
+
+    def __init__(self, path: Path, sig: bytes, head: Any, buf: mmap.mmap, root: str):
+        self.path, self.sig, self._head, self._buf, self._root = path, sig, head, buf, root
+
+    def build(self, keys: dict[str, FileKey | None]) -> SnapshotRead | None:
+        """The memories (lazy: a record is decoded on first use), records (with `keys`),
+        chains, entity graph and problems of the read that wrote the snapshot; None when
+        its files are not exactly those of `keys` (the caller checks the signature too)."""
+        try:
+            (rels, ids, spans_b, crcs_b, edges, probs, order_b, changed, added,
+             chain_ids) = self._head
+            if len(rels) != len(keys):
+                return None
+            spans = array("q")
+            spans.frombytes(spans_b)
+            crcs = array("I")
+            crcs.frombytes(crcs_b)
+            order = array("q")
+            order.frombytes(order_b)
+            buf, source = self._buf, (self._root, str(self.path))
+            new, set_id, set_path, set_edges, set_record = (
+                _new, _set_id, _set_path, _set_edges, _set_record)
+            records: dict[str, tuple[FileKey, Record]] = {}
+            made: list[Memory | None] = []
+            for i, rel in enumerate(rels):
+                key = keys[rel]
+                if key is None:
+                    return None
+                mid = ids[i]
+                m: Memory | None = None
+                if mid is not None:
+                    m = new(_LazyMemory)
+                    set_id(m, mid)
+                    set_path(m, rel)
+                    got = edges.get(i)
+                    set_edges(m, _edges(got) if got else ())
+                    set_record(m, (buf, spans[2 * i], spans[2 * i + 1], crcs[i], source))
+                made.append(m)
+                got = probs.get(i)
+                records[rel] = (key, (m, [Problem(*p) for p in got] if got else []))
+            memories: dict[str, Memory] = {}
+            for i in order:
+                kept = made[i]
+                if kept is None:
+                    return None
+                memories[kept.id] = kept
+            for mid, supersedes, superseded_by, related in changed:
+                memories[mid] = dataclasses.replace(
+                    memories[mid], supersedes=supersedes, superseded_by=superseded_by,
+                    related_via=tuple([RelatedLink(*r) for r in related]))
+            chains = tuple([Chain(ids) for ids in chain_ids])
+            problems = tuple([Problem(*p) for p in added])
+        except Exception:  # (a head this reader cannot use: read the per-file records)
+            return None
+        graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+        return SnapshotRead(memories, records, chains, graph, problems)
+
+
+def load_snapshot(root: str, cache_file: Path) -> Snapshot | None:
+    """The snapshot beside the reading cache at `cache_file`, mapped read-only (the records
+    are decoded from the map on first use) with its head decoded; None when there is none or
+    it is damaged or foreign (never an error). The caller compares its `sig` with the vault's
+    before using it."""
+    path = snapshot_path(cache_file)
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -749,13 +904,11 @@ def load_snapshot(path: Path, sig: bytes) -> tuple[Any, mmap.mmap] | None:
     try:
         if mm[: len(_SNAP_MAGIC)] != _SNAP_MAGIC or mm[size - len(_SNAP_MAGIC):] != _SNAP_MAGIC:
             raise ValueError("not a snapshot")
-        start, length, written_for = _SNAP_TAIL.unpack(mm[size - tail: size - len(_SNAP_MAGIC)])
-        if written_for != sig:
-            raise ValueError("another vault state")
+        start, length, sig = _SNAP_TAIL.unpack(mm[size - tail: size - len(_SNAP_MAGIC)])
         if start + length > size - tail:
             raise ValueError("damaged")
         head = marshal.loads(mm[start: start + length])
-    except Exception:  # (a damaged, foreign or stale file: read the per-file records)
+    except Exception:  # (a damaged or foreign file: read the per-file records)
         mm.close()
         return None
-    return head, mm
+    return Snapshot(path, sig, head, mm, root)

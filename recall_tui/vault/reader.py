@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
 
+from recall_tui.vault import readcache
 from recall_tui.vault.chains import (
     _build_chains,
     _drop_unknown_links,
@@ -65,7 +65,6 @@ from recall_tui.vault.readcache import (
     Record,
     SnapshotWriter,
     file_key,
-    lazy_memory,
     load_snapshot,
     remember,
     remembered,
@@ -384,7 +383,7 @@ def _read_vault(
         keys = _memory_keys(files)
         if memo is None:
             sig = vault_signature(keys)
-            got = _from_snapshot(rcache, keys, sig) if sig is not None else None
+            got = _from_snapshot(root_path, rcache, keys, sig) if sig is not None else None
             if got is not None:
                 kept, records = got
             else:
@@ -471,7 +470,7 @@ def _read_vault(
         added = tuple(mproblems)
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
         if snap is not None:
-            _write_snapshot(snap, sig, records, memories, chains, added)
+            snap.finish(sig, records, memories, chains, added)
     problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
@@ -554,92 +553,27 @@ def _apply_whole(
 _Kept = tuple[bytes | None, dict[str, Memory], tuple[Chain, ...], EntityGraph, tuple[Problem, ...]]
 
 
-def _write_snapshot(
-    snap: SnapshotWriter,
-    sig: bytes | None,
-    records: dict[str, tuple[FileKey, Record]],
-    memories: dict[str, Memory],
-    chains: tuple[Chain, ...],
-    added: tuple[Problem, ...],
-) -> None:
-    """Finish the snapshot of this read (see `_from_snapshot`): every memory file's record
-    was given to `snap` as it came; the head says what the read made of them."""
-    if sig is None:  # (a file without a key: its record is not cached, nor the vault)
-        snap.abort()
-        return
-    index: dict[str, int] = {}
-    entries: list[tuple[Any, ...]] = []
-    for rel, (_key, (memory, file_problems)) in records.items():
-        at = snap.where(rel)
-        if at is None:  # (a file without a record: no snapshot this time)
-            snap.abort()
-            return
-        index[rel] = len(entries)
-        entries.append((
-            rel, at[0], at[1],
-            None if memory is None else memory.id,
-            () if memory is None else tuple(
-                [(e.subject, e.relation, e.object, e.memory_id) for e in memory.edges]),
-            tuple([(p.path, p.line, p.reason, p.severity) for p in file_problems]),
-        ))
-    order: list[int] = []
-    changed: list[tuple[Any, ...]] = []
-    for mid, m in memories.items():
-        i = index.get(m.path)
-        if i is None:
-            snap.abort()
-            return
-        order.append(i)
-        if records[m.path][1][0] is not m:  # (the whole-vault steps dropped or set links)
-            changed.append((mid, m.supersedes, m.superseded_by,
-                            tuple([(r.id, r.score, r.relation) for r in m.related_via])))
-    head = marshal.dumps((
-        tuple(entries), tuple(order), tuple(changed),
-        tuple([(p.path, p.line, p.reason, p.severity) for p in added]),
-        tuple([c.ids for c in chains]),
-    ))
-    snap.finish(sig, head)  # (sig is not None: checked with the first entry)
-
-
 def _from_snapshot(
-    rcache: ReadCache, keys: dict[str, FileKey | None], sig: bytes
+    root: str, rcache: ReadCache, keys: dict[str, FileKey | None], sig: bytes
 ) -> tuple[_Kept, dict[str, tuple[FileKey, Record]]] | None:
-    """The memory files' result of the read that wrote the snapshot, when it was written
-    for exactly these files and keys (`sig`), and the records to remember; else None.
-    Its memories are lazy (`readcache.lazy_memory`): a record is decoded on first use."""
-    got = load_snapshot(snapshot_path(rcache.path), sig)
+    """The memory files' result of the read that wrote the reading snapshot, when it was
+    written for exactly these files and keys (`sig`), and the records to remember; else
+    None. Its memories are lazy: a record is decoded on first use (`readcache.Snapshot`)."""
+    snapshot = load_snapshot(root, rcache.path)
+    if snapshot is None or snapshot.sig != sig:
+        return None
+    got = snapshot.build(keys)
     if got is None:
         return None
-    head, buf = got
-    try:
-        entries, order, changed, added, chain_ids = head
-        records: dict[str, tuple[FileKey, Record]] = {}
-        made: list[Memory | None] = []
-        for rel, start, end, mid, edges, probs in entries:
-            key = keys[rel]
-            if key is None:
-                return None
-            m = None if mid is None else lazy_memory(mid, rel, edges, buf, start, end)
-            made.append(m)
-            records[rel] = (key, (m, [Problem(*p) for p in probs] if probs else []))
-        if len(records) != len(keys):
-            return None
-        memories: dict[str, Memory] = {}
-        for i in order:
-            m = made[i]
-            if m is None:
-                return None
-            memories[m.id] = m
-        for mid, supersedes, superseded_by, related in changed:
-            memories[mid] = replace(
-                memories[mid], supersedes=supersedes, superseded_by=superseded_by,
-                related_via=tuple([RelatedLink(*r) for r in related]))
-        chains = tuple([Chain(ids) for ids in chain_ids])
-        problems = tuple([Problem(*p) for p in added])
-    except Exception:  # (a head this reader cannot use: read the per-file records)
-        return None
-    graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
-    return (sig, memories, chains, graph, problems), records
+    return (sig, got.memories, got.chains, got.graph, got.problems), got.records
+
+
+def _reparse(root: str, rel: str) -> Memory | None:
+    """One memory file parsed again (a damaged record in the reading snapshot)."""
+    return _read_memory(_File(rel, os.path.join(root, rel)), [])
+
+
+readcache._REPARSE[:] = [_reparse]
 
 
 def _parse_in_parallel(
