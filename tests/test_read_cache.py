@@ -64,6 +64,18 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+def _count_rows(monkeypatch) -> list[int]:
+    rows: list[int] = []
+    real_rows = readcache.ReadCache.rows
+
+    def counting_rows(self):
+        rows.append(1)
+        return real_rows(self)
+
+    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
+    return rows
+
+
 def test_cached_read_equals_a_fresh_read(vault_dir, parses):
     plain = read_vault(vault_dir)
     n = len(parses)
@@ -236,14 +248,7 @@ def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, mo
 
 def test_a_re_read_in_the_same_process_reuses_the_records(vault_dir, parses, monkeypatch):
     monkeypatch.setattr(readcache, "REMEMBER_READS", True)
-    rows: list[int] = []
-    real_rows = readcache.ReadCache.rows
-
-    def counting_rows(self):
-        rows.append(1)
-        return real_rows(self)
-
-    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
+    rows = _count_rows(monkeypatch)
     first = read_vault(vault_dir, cache=True)
     n = len(parses)
     again = read_vault(vault_dir, cache=True)
@@ -372,18 +377,6 @@ def test_which_files_are_memories(rel, memory):
 
 
 # --- the reading snapshot (branch read100k) ------------------------------------------------
-
-
-def _count_rows(monkeypatch) -> list[int]:
-    rows: list[int] = []
-    real_rows = readcache.ReadCache.rows
-
-    def counting_rows(self):
-        rows.append(1)
-        return real_rows(self)
-
-    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
-    return rows
 
 
 def test_an_unchanged_vault_is_read_from_the_snapshot_as_lazy_memories(vault_dir, parses, monkeypatch):
