@@ -740,6 +740,7 @@ class SnapshotWriter:
         records: dict[str, tuple[FileKey, Record]],
         memories: dict[str, Memory],
         chains: tuple[Chain, ...],
+        graph: EntityGraph,
         added: tuple[Problem, ...],
     ) -> None:
         """Write the head (what the read made of the records: see `Snapshot.build`) and put
@@ -754,7 +755,8 @@ class SnapshotWriter:
         index = {rel: i for i, rel in enumerate(records)}
         spans = array("q")
         crcs = array("I")
-        edges: dict[int, tuple[tuple[str, str, str, str], ...]] = {}
+        edges: list[tuple[str, str, str, str]] = []  # every record's, in order
+        counts = array("q")  # how many of them each record has
         probs: dict[int, tuple[tuple[str, int | None, str, str], ...]] = {}
         ids: list[str | None] = []
         for i, (rel, (_key, (memory, file_problems))) in enumerate(records.items()):
@@ -763,9 +765,9 @@ class SnapshotWriter:
             spans.append(end)
             crcs.append(crc)
             ids.append(None if memory is None else memory.id)
-            if memory is not None and memory.edges:
-                edges[i] = tuple([(e.subject, e.relation, e.object, e.memory_id)
-                                  for e in memory.edges])
+            mine = () if memory is None else memory.edges
+            counts.append(len(mine))
+            edges.extend([(e.subject, e.relation, e.object, e.memory_id) for e in mine])
             if file_problems:
                 probs[i] = _problem_tuples(file_problems)
         order = array("q")
@@ -776,10 +778,15 @@ class SnapshotWriter:
             if records[m.path][1][0] is not m:  # (the whole-vault steps dropped or set links)
                 changed.append((mid, m.supersedes, m.superseded_by,
                                 tuple([(r.id, r.score, r.relation) for r in m.related_via])))
+        # The entity graph's adjacency as positions in its edges (the memories' edges in
+        # order), so a re-read makes no dict of lists.
+        at_edge = {id(e): i for i, e in enumerate(graph.edges)}
+        adjacency = {k: array("q", [at_edge[id(e)] for e in es]).tobytes()
+                     for k, es in graph.adjacency.items()}
         head = marshal.dumps((
-            tuple(records), tuple(ids), spans.tobytes(), crcs.tobytes(), edges, probs,
-            order.tobytes(), tuple(changed), _problem_tuples(added),
-            tuple([c.ids for c in chains]),
+            tuple(records), tuple(ids), spans.tobytes(), crcs.tobytes(), tuple(edges),
+            counts.tobytes(), probs, order.tobytes(), tuple(changed), _problem_tuples(added),
+            tuple([c.ids for c in chains]), adjacency,
         ))
         try:
             self._fh.write(head)
@@ -832,8 +839,8 @@ class Snapshot:
         chains, entity graph and problems of the read that wrote the snapshot; None when
         its files are not exactly those of `keys` (the caller checks the signature too)."""
         try:
-            (rels, ids, spans_b, crcs_b, edges, probs, order_b, changed, added,
-             chain_ids) = self._head
+            (rels, ids, spans_b, crcs_b, edges, counts_b, probs, order_b, changed, added,
+             chain_ids, adjacency_b) = self._head
             if len(rels) != len(keys):
                 return None
             spans = array("q")
@@ -842,6 +849,10 @@ class Snapshot:
             crcs.frombytes(crcs_b)
             order = array("q")
             order.frombytes(order_b)
+            counts = array("q")
+            counts.frombytes(counts_b)
+            every_edge = _edges(edges)
+            at = 0
             buf, source = self._buf, (self._root, str(self.path))
             new, set_id, set_path, set_edges, set_record = (
                 _new, _set_id, _set_path, _set_edges, _set_record)
@@ -857,8 +868,9 @@ class Snapshot:
                     m = new(_LazyMemory)
                     set_id(m, mid)
                     set_path(m, rel)
-                    got = edges.get(i)
-                    set_edges(m, _edges(got) if got else ())
+                    n = counts[i]
+                    set_edges(m, tuple(every_edge[at: at + n]) if n else ())
+                    at += n
                     set_record(m, (buf, spans[2 * i], spans[2 * i + 1], crcs[i], source))
                 made.append(m)
                 got = probs.get(i)
@@ -875,9 +887,16 @@ class Snapshot:
                     related_via=tuple([RelatedLink(*r) for r in related]))
             chains = tuple([Chain(ids) for ids in chain_ids])
             problems = tuple([Problem(*p) for p in added])
+            graph_edges = tuple(chain.from_iterable([m.edges for m in memories.values()]))
+            edge_at = graph_edges.__getitem__
+            adjacency: dict[str, tuple[Edge, ...]] = {}
+            for k, positions_b in adjacency_b.items():
+                positions = array("q")
+                positions.frombytes(positions_b)
+                adjacency[k] = tuple(map(edge_at, positions))
+            graph = EntityGraph(graph_edges, MappingProxyType(adjacency))
         except Exception:  # (a head this reader cannot use: read the per-file records)
             return None
-        graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
         return SnapshotRead(memories, records, chains, graph, problems)
 
 

@@ -64,7 +64,6 @@ from recall_tui.vault.readcache import (
     ReadCache,
     Record,
     SnapshotWriter,
-    file_key,
     load_snapshot,
     remember,
     remembered,
@@ -166,13 +165,16 @@ def _read_memory_cached(
 def _memory_keys(files: list[_File]) -> dict[str, FileKey | None]:
     """Every memory file's key now (None when it cannot be stat'ed)."""
     keys: dict[str, FileKey | None] = {}
-    stat = os.stat
+    stat, not_memory = os.stat, _NOT_MEMORY_DIRS
     for f in files:
-        if _is_memory_file(f.rel):
+        rel = f.rel
+        if rel.endswith(".md") and not rel.startswith(not_memory):  # (`_is_memory_file`)
             try:
-                keys[f.rel] = file_key(stat(f.path))
+                st = stat(f.path)
             except OSError:
-                keys[f.rel] = None
+                keys[rel] = None
+                continue
+            keys[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)  # (`file_key`)
     return keys
 
 
@@ -470,7 +472,7 @@ def _read_vault(
         added = tuple(mproblems)
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
         if snap is not None:
-            snap.finish(sig, records, memories, chains, added)
+            snap.finish(sig, records, memories, chains, graph, added)
     problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
