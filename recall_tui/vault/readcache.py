@@ -11,9 +11,13 @@ their result (the problems they add, the links they drop, the chains) is kept in
 table under a digest of every memory file's path and key, and a read whose every record came
 from the cache and whose digest matches takes it from there. Records
 are marshalled plain values (loading 100k of them is the bulk of a re-read), built back into
-`Memory` objects without re-running their checks.
+`Memory` objects without re-running their checks. A read not served from the process's memo
+also writes every record into one snapshot file beside the cache (`SnapshotWriter`); a new
+process whose vault signature matches it maps that file and builds lazy memories from its
+head (`Snapshot.build`, `_LazyMemory`): no row read, no record decoded until first used.
 
-The file is `VAULT/.recall/read-cache.sqlite` (the one place reading writes inside a vault),
+The file is `VAULT/.recall/read-cache.sqlite` (with its snapshot, the one place reading writes
+inside a vault),
 or under the user's cache folder when `.recall/` is not writable; when neither works, reading
 simply parses everything. The whole cache
 is dropped when READER_VERSION, the Memory record's fields or the Python version differ from
@@ -694,6 +698,8 @@ class ReadCache:
 # --------------------------------------------------------------------------------------------
 
 SNAPSHOT_NAME = "read-snapshot.bin"
+#: Bump the number when the head's layout changes (a head that does not unpack is ignored
+#: anyway; the records themselves are the table's, under the stamp in the vault signature).
 _SNAP_MAGIC = b"recall-tui reading snapshot 1\n"
 _SNAP_TAIL = struct.Struct("<QQ32s")  # head offset, head length, the vault signature
 
