@@ -847,7 +847,7 @@ class Snapshot:
         try:
             (rels, ids, spans_b, crcs_b, edges, counts_b, probs, order_b, changed, added,
              chain_ids, adjacency_b) = self._head
-            if len(rels) != len(keys):
+            if len(rels) != len(keys) or None in keys.values():
                 return None
             spans = array("q")
             spans.frombytes(spans_b)
@@ -862,25 +862,26 @@ class Snapshot:
             buf, source = self._buf, (self._root, str(self.path))
             new, set_id, set_path, set_edges, set_record = (
                 _new, _set_id, _set_path, _set_edges, _set_record)
-            records: dict[str, tuple[FileKey, Record]] = {}
             made: list[Memory | None] = []
-            for i, rel in enumerate(rels):
-                key = keys[rel]
-                if key is None:
-                    return None
-                mid = ids[i]
-                m: Memory | None = None
-                if mid is not None:
-                    m = new(_LazyMemory)
-                    set_id(m, mid)
-                    set_path(m, rel)
-                    n = counts[i]
-                    set_edges(m, tuple(every_edge[at: at + n]) if n else ())
-                    at += n
-                    set_record(m, (buf, spans[2 * i], spans[2 * i + 1], crcs[i], source))
-                made.append(m)
-                got = probs.get(i)
-                records[rel] = (key, (m, [Problem(*p) for p in got] if got else []))
+            append = made.append
+            for rel, mid, start, end, crc, n in zip(
+                    rels, ids, spans[0::2], spans[1::2], crcs, counts, strict=True):
+                if mid is None:
+                    append(None)
+                    continue
+                m = new(_LazyMemory)
+                set_id(m, mid)
+                set_path(m, rel)
+                set_edges(m, every_edge[at: at + n] if n else ())
+                at += n
+                set_record(m, (buf, start, end, crc, source))
+                append(m)
+            known = cast("dict[str, FileKey]", keys)  # (no None: checked above)
+            records: dict[str, tuple[FileKey, Record]] = {
+                rel: (known[rel], (m, [])) for rel, m in zip(rels, made, strict=True)}
+            for i, got in probs.items():
+                rel = rels[i]
+                records[rel] = (records[rel][0], (made[i], [Problem(*p) for p in got]))
             memories: dict[str, Memory] = {}
             for i in order:
                 kept = made[i]
