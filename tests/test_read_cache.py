@@ -64,6 +64,20 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+def _edit_keeping_size_and_mtime(root: Path, vault):
+    """Change one letter of a memory file and restore its mtime: only the ctime (and the
+    content) moved. Returns the memory as it was."""
+    m = next(m for m in vault.memories.values() if "Postgres" in m.title or "postgres" in m.body)
+    path = root / m.path
+    data = path.read_bytes()
+    st = path.stat()
+    i = data.rindex(b"e")
+    path.write_bytes(data[:i] + b"E" + data[i + 1:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    return m
+
+
 def _count_rows(monkeypatch) -> list[int]:
     rows: list[int] = []
     real_rows = readcache.ReadCache.rows
@@ -100,15 +114,7 @@ def test_changed_same_size_and_deleted_files(vault_dir, parses):
     read_vault(vault_dir, cache=True)
     v0 = read_vault(vault_dir, cache=True)
     parses.clear()
-    # An edit that keeps the size and even restores the old mtime: ctime still moves.
-    m = next(m for m in v0.memories.values() if "Postgres" in m.title or "postgres" in m.body)
-    path = vault_dir / m.path
-    data = path.read_bytes()
-    st = path.stat()
-    i = data.rindex(b"e")
-    path.write_bytes(data[:i] + b"E" + data[i + 1:])
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size
+    m = _edit_keeping_size_and_mtime(vault_dir, v0)
     # A deleted file.
     gone = next(x for x in v0.memories.values() if x.id != m.id)
     (vault_dir / gone.path).unlink()
@@ -420,14 +426,7 @@ def test_an_unchanged_vault_is_read_from_the_snapshot_as_lazy_memories(vault_dir
 def test_the_snapshot_is_not_used_when_any_file_changed(vault_dir, parses, monkeypatch):
     rows = _count_rows(monkeypatch)
     v0 = read_vault(vault_dir, cache=True)
-    m = next(m for m in v0.memories.values() if "Postgres" in m.title or "postgres" in m.body)
-    path = vault_dir / m.path
-    data = path.read_bytes()
-    st = path.stat()
-    # The same size, the old mtime restored: only the ctime (and the content) moved.
-    i = data.rindex(b"e")
-    path.write_bytes(data[:i] + b"E" + data[i + 1:])
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    m = _edit_keeping_size_and_mtime(vault_dir, v0)
     parses.clear()
     v1 = read_vault(vault_dir, cache=True)
     assert parses == [m.path] and len(rows) == 2  # the per-file records, one parse
