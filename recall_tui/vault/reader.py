@@ -63,8 +63,6 @@ from recall_tui.vault.readcache import (
     FileKey,
     ReadCache,
     Record,
-    SnapshotWriter,
-    load_snapshot,
     remember,
     remembered,
     snapshot_path,
@@ -72,6 +70,7 @@ from recall_tui.vault.readcache import (
 )
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
+from recall_tui.vault.snapshot import SnapshotWriter, load_snapshot
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
