@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,32 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+def _edit_keeping_size_and_mtime(root: Path, vault):
+    """Change one letter of a memory file and restore its mtime: only the ctime (and the
+    content) moved. Returns the memory as it was."""
+    m = next(m for m in vault.memories.values() if "Postgres" in m.title or "postgres" in m.body)
+    path = root / m.path
+    data = path.read_bytes()
+    st = path.stat()
+    i = data.rindex(b"e")
+    path.write_bytes(data[:i] + b"E" + data[i + 1:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    return m
+
+
+def _count_rows(monkeypatch) -> list[int]:
+    rows: list[int] = []
+    real_rows = readcache.ReadCache.rows
+
+    def counting_rows(self):
+        rows.append(1)
+        return real_rows(self)
+
+    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
+    return rows
+
+
 def test_cached_read_equals_a_fresh_read(vault_dir, parses):
     plain = read_vault(vault_dir)
     n = len(parses)
@@ -87,15 +114,7 @@ def test_changed_same_size_and_deleted_files(vault_dir, parses):
     read_vault(vault_dir, cache=True)
     v0 = read_vault(vault_dir, cache=True)
     parses.clear()
-    # An edit that keeps the size and even restores the old mtime: ctime still moves.
-    m = next(m for m in v0.memories.values() if "Postgres" in m.title or "postgres" in m.body)
-    path = vault_dir / m.path
-    data = path.read_bytes()
-    st = path.stat()
-    i = data.rindex(b"e")
-    path.write_bytes(data[:i] + b"E" + data[i + 1:])
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size
+    m = _edit_keeping_size_and_mtime(vault_dir, v0)
     # A deleted file.
     gone = next(x for x in v0.memories.values() if x.id != m.id)
     (vault_dir / gone.path).unlink()
@@ -235,14 +254,7 @@ def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, mo
 
 def test_a_re_read_in_the_same_process_reuses_the_records(vault_dir, parses, monkeypatch):
     monkeypatch.setattr(readcache, "REMEMBER_READS", True)
-    rows: list[int] = []
-    real_rows = readcache.ReadCache.rows
-
-    def counting_rows(self):
-        rows.append(1)
-        return real_rows(self)
-
-    monkeypatch.setattr(readcache.ReadCache, "rows", counting_rows)
+    rows = _count_rows(monkeypatch)
     first = read_vault(vault_dir, cache=True)
     n = len(parses)
     again = read_vault(vault_dir, cache=True)
@@ -368,3 +380,116 @@ def test_the_vault_signature_names_every_path_and_key():
 ])
 def test_which_files_are_memories(rel, memory):
     assert reader._is_memory_file(rel) is memory
+
+
+# --- the reading snapshot (branch read100k) ------------------------------------------------
+
+
+def test_an_unchanged_vault_is_read_from_the_snapshot_as_lazy_memories(vault_dir, parses, monkeypatch):
+    import copy
+    import dataclasses
+
+    rows = _count_rows(monkeypatch)
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    snap = vault_dir / ".recall" / readcache.SNAPSHOT_NAME
+    assert snap.is_file() and len(rows) == 1
+    assert not [p for p in (vault_dir / ".recall").iterdir() if p.name.endswith(".tmp")]
+    n = len(parses)
+    again = read_vault(vault_dir, cache=True)
+    assert len(parses) == n and len(rows) == 1  # neither parsed nor a row read: the snapshot
+    lazy = [m for m in again.memories.values() if type(m) is not readcache.Memory]
+    assert len(lazy) > 100  # (a few were replaced by the whole-vault steps: plain Memory)
+    m = lazy[0]
+    assert readcache._get_record(m) is not None  # nothing decoded yet
+    assert m == plain.memories[m.id] and plain.memories[m.id] == m  # (either side first)
+    assert readcache._get_record(m) is None  # one read filled every field
+    assert m.__class__ is readcache.Memory and isinstance(m, readcache.Memory)
+    assert hash(m) == hash(plain.memories[m.id]) and repr(m) == repr(plain.memories[m.id])
+    other = lazy[1]
+    for made in (copy.copy(other), dataclasses.replace(other, title="x")):
+        assert type(made) is readcache.Memory
+    assert copy.copy(other) == plain.memories[other.id]
+    def fields(x):
+        return [dict(v) if isinstance(v, Mapping) else v
+                for v in (getattr(x, f.name) for f in dataclasses.fields(x))]
+
+    assert fields(lazy[2]) == fields(plain.memories[lazy[2].id])
+    assert _snapshot(again) == _snapshot(first) == _snapshot(plain)
+    assert again.graph == plain.graph
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy[3].title = "x"
+    with pytest.raises(AttributeError):
+        lazy[3].no_such_field  # noqa: B018
+
+
+def test_the_snapshot_is_not_used_when_any_file_changed(vault_dir, parses, monkeypatch):
+    rows = _count_rows(monkeypatch)
+    v0 = read_vault(vault_dir, cache=True)
+    m = _edit_keeping_size_and_mtime(vault_dir, v0)
+    parses.clear()
+    v1 = read_vault(vault_dir, cache=True)
+    assert parses == [m.path] and len(rows) == 2  # the per-file records, one parse
+    assert v1.memories[m.id].body != m.body
+    assert _snapshot(v1) == _snapshot(read_vault(vault_dir))
+    # That read wrote a new snapshot: the next one is served from it, with the edit.
+    parses.clear()
+    v2 = read_vault(vault_dir, cache=True)
+    assert parses == [] and len(rows) == 2
+    assert v2.memories[m.id].body == v1.memories[m.id].body
+    # A new file and a deleted one change the vault's signature too.
+    (vault_dir / "projects" / "new-one.md").write_text("---\nid: new-one\n---\nnew\n")
+    gone = next(x for x in v0.memories.values() if x.id != m.id)
+    (vault_dir / gone.path).unlink()
+    v3 = read_vault(vault_dir, cache=True)
+    assert parses == ["projects/new-one.md"] and len(rows) == 3
+    assert "new-one" in v3.memories and gone.id not in v3.memories
+    assert _snapshot(v3) == _snapshot(read_vault(vault_dir))
+
+
+def test_a_damaged_or_replaced_snapshot_is_safe(vault_dir, parses, monkeypatch):
+    rows = _count_rows(monkeypatch)
+    plain = read_vault(vault_dir)
+    read_vault(vault_dir, cache=True)
+    snap = vault_dir / ".recall" / readcache.SNAPSHOT_NAME
+    # Another process's read maps the snapshot; the file is then replaced by a newer read
+    # (an atomic rename): the memories read before still decode from what they mapped.
+    held = read_vault(vault_dir, cache=True)
+    untouched = [m for m in held.memories.values() if readcache._get_record(m) is not None]
+    assert untouched
+    (vault_dir / "projects" / "new-one.md").write_text("---\nid: new-one\n---\nnew\n")
+    read_vault(vault_dir, cache=True)
+    assert "new-one" in read_vault(vault_dir, cache=True).memories
+    assert all(m == plain.memories[m.id] for m in untouched)
+    (vault_dir / "projects" / "new-one.md").unlink()
+    read_vault(vault_dir, cache=True)  # (a new snapshot, for the vault as it is now)
+    # Damaged in each of its parts: the per-file records are read instead, never an error.
+    good = snap.read_bytes()
+    n_rows = len(rows)
+    for bad in (b"", good[:-5], good[:-90] + b"x" * 90):
+        snap.write_bytes(bad)
+        v = read_vault(vault_dir, cache=True)
+        assert _snapshot(v) == _snapshot(plain)
+    assert len(rows) == n_rows + 3
+    # A damaged record (the head and signature intact): that memory is parsed again when it
+    # is first used, and the snapshot deleted (the next read writes a new one).
+    snap.write_bytes(good[:40] + b"\0" * 50 + good[90:])
+    n_rows = len(rows)
+    v = read_vault(vault_dir, cache=True)
+    assert len(rows) == n_rows  # (served from the snapshot)
+    assert snap.exists()
+    assert _snapshot(v) == _snapshot(plain)
+    assert not snap.exists()
+    assert parses.count("projects/new-one.md") == 1
+
+
+def test_a_failed_read_leaves_no_temporary_snapshot(vault_dir, monkeypatch):
+    def failing(*args, **kwargs):
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(reader, "_whole_vault", failing)
+    with pytest.raises(RuntimeError):
+        read_vault(vault_dir, cache=True)
+    names = [p.name for p in (vault_dir / ".recall").iterdir()]
+    assert readcache.CACHE_NAME in names
+    assert not [n for n in names if "snapshot" in n]

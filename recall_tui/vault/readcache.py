@@ -11,9 +11,13 @@ their result (the problems they add, the links they drop, the chains) is kept in
 table under a digest of every memory file's path and key, and a read whose every record came
 from the cache and whose digest matches takes it from there. Records
 are marshalled plain values (loading 100k of them is the bulk of a re-read), built back into
-`Memory` objects without re-running their checks.
+`Memory` objects without re-running their checks. A read not served from the process's memo
+also writes every record into one snapshot file beside the cache (`snapshot.py`); a new
+process whose vault signature matches it maps that file and builds lazy memories from its
+head as `_LazyMemory`s (below): no row read, no record decoded until first used.
 
-The file is `VAULT/.recall/read-cache.sqlite` (the one place reading writes inside a vault),
+The file is `VAULT/.recall/read-cache.sqlite` (with its snapshot, the one place reading writes
+inside a vault),
 or under the user's cache folder when `.recall/` is not writable; when neither works, reading
 simply parses everything. The whole cache
 is dropped when READER_VERSION, the Memory record's fields or the Python version differ from
@@ -33,6 +37,7 @@ import pickle
 import sys
 import threading
 import weakref
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
@@ -307,21 +312,25 @@ def _shared_lines(pairs: tuple[tuple[str, int], ...]) -> MappingProxyType[str, i
     return proxy
 
 
-def _compile_unpack() -> Callable[[tuple[Any, ...]], Memory]:
+def _compile_unpack(skip: frozenset[int] = frozenset()) -> Callable[..., Any]:
     """`_unpack_memory(t) -> Memory`, generated as straight-line code (one slot write per
-    field, no loop): building 100k Memory objects is the bulk of a re-read."""
+    field, no loop): building 100k Memory objects is the bulk of a re-read. With `skip`,
+    `_fill(m, t)` instead: the slots of `m` but those fields' (a `_LazyMemory`'s)."""
     env: dict[str, Any] = {
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
         "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
     }
     lines = [
-        "def _unpack_memory(t):",
+        "def _fill(m, t):" if skip else "def _unpack_memory(t):",
         f"    f = t[{_I_FRONT}]",
         "    raw = _LazyFront(f[0], f[1], tuple([t[i] for i in f[2]]) if f[2] else ())",
-        "    m = _new(Memory)",
     ]
+    if not skip:
+        lines.append("    m = _new(Memory)")
     for i, name in enumerate(_MEMORY_FIELDS):
+        if i in skip:
+            continue
         env[f"_s{i}"] = getattr(Memory, name).__set__  # the slot's own setter
         v = f"t[{i}]"
         if i in _DATE_IDX:
@@ -341,13 +350,110 @@ def _compile_unpack() -> Callable[[tuple[Any, ...]], Memory]:
         lines.append(f"    _s{i}(m, {v})")
     lines.append("    return m")
     exec("\n".join(lines), env)  # code generated from the dataclass fields
-    unpack: Callable[[tuple[Any, ...]], Memory] = env["_unpack_memory"]
-    return unpack
+    made: Callable[..., Any] = env["_fill" if skip else "_unpack_memory"]
+    return made
 
 
 # Built as unpickling builds a dataclass (no __init__ and its checks): the values were
 # checked when the file was parsed.
-_unpack_memory = _compile_unpack()
+_unpack_memory: Callable[[tuple[Any, ...]], Memory] = _compile_unpack()
+_I_ID, _I_PATH = _IDX["id"], _IDX["path"]
+#: A `_LazyMemory`'s fields set when it is made (the rest on first use, from its record).
+_EAGER = frozenset({_I_ID, _I_PATH, _I_EDGES})
+_fill_lazy: Callable[[Memory, tuple[Any, ...]], Memory] = _compile_unpack(_EAGER)
+
+
+class _LazyMemory(Memory):
+    """A `Memory` from the reading snapshot whose fields but `id`, `path` and `edges` are
+    decoded from its record on first use (one attribute read fills every slot). To every
+    consumer it is a Memory: `__class__` says so (so equality with a parsed Memory,
+    `dataclasses.replace`, `repr` and pickling behave as for one), its fields are the same
+    slots, and once filled an attribute read costs what a Memory's does. A re-read of an
+    unchanged vault then builds 100k of these instead of decoding 100k records; whoever
+    reads every field of every memory (an index sync in a fresh process) decodes them then."""
+
+    __slots__ = ("_record",)
+
+    @property  # type: ignore[misc]  # (a Memory to every consumer, as unittest.mock's spec)
+    def __class__(self) -> type[Memory]:  # type: ignore[override]  # (the same reason)
+        return Memory
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for a slot not yet set (or a name a Memory does not have).
+        try:
+            rec = _get_record(self)
+        except AttributeError:
+            rec = None
+        if rec is not None:
+            _fill_from_record(self, rec)  # (two threads may both fill: equal values either way)
+            _set_record(self, None)
+        return _getattribute(self, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_memory_of, (tuple([getattr(self, n) for n in _MEMORY_FIELDS]),))
+
+
+_get_record = _LazyMemory._record.__get__  # type: ignore[attr-defined]  # (a slot descriptor)
+_set_record = _LazyMemory._record.__set__  # type: ignore[attr-defined]
+_getattribute = object.__getattribute__
+_set_id = vars(Memory)["id"].__set__  # (the slots' own setters, as in `_compile_unpack`)
+_set_path = vars(Memory)["path"].__set__
+_set_edges = vars(Memory)["edges"].__set__
+
+
+def _memory_of(values: tuple[Any, ...]) -> Memory:
+    return Memory(*values)
+
+
+_LAZY_FIELDS = tuple(name for i, name in enumerate(_MEMORY_FIELDS) if i not in _EAGER)
+_SETTERS = tuple(vars(Memory)[name].__set__ for name in _LAZY_FIELDS)
+
+
+def _fill_from_record(m: Memory, rec: tuple[Any, ...]) -> None:
+    """Fill a lazy memory's slots from its record in the snapshot; when the record is not
+    what was written (its checksum, or it does not decode), from the file parsed again (and
+    the snapshot is deleted: the next read writes a new one)."""
+    buf, start, end, crc, source = rec
+    data = buf[start:end]
+    try:
+        if zlib.crc32(data) != crc:
+            raise ValueError("checksum")
+        packed, _ = marshal.loads(data)
+        _fill_lazy(m, packed)
+        return
+    except Exception:  # (a damaged snapshot)
+        root, snap = source
+        with contextlib.suppress(OSError):
+            os.unlink(snap)
+    parsed = _REPARSE[0](root, m.path) if _REPARSE else None
+    if parsed is None:
+        raise RuntimeError(
+            f"{m.path}: its record in the reading snapshot {snap} is damaged and the file"
+            " cannot be read again")
+    for name, set_slot in zip(_LAZY_FIELDS, _SETTERS, strict=True):
+        set_slot(m, getattr(parsed, name))
+
+
+#: The reader's parse of one memory file, (root, rel) -> Memory | None, for a damaged record.
+_REPARSE: list[Callable[[str, str], Memory | None]] = []
+
+
+_EDGE_SETTERS = tuple(vars(Edge)[f.name].__set__ for f in dataclasses.fields(Edge))
+
+
+def _edges(tuples: tuple[tuple[str, str, str, str], ...]) -> tuple[Edge, ...]:
+    """Edge objects from (subject, relation, object, memory_id) tuples, without `__init__`
+    (each slot set by its own setter: half the time of the frozen dataclass's init)."""
+    s0, s1, s2, s3 = _EDGE_SETTERS
+    out = []
+    for a, b, c, d in tuples:
+        e = _new(Edge)
+        s0(e, a)
+        s1(e, b)
+        s2(e, c)
+        s3(e, d)
+        out.append(e)
+    return tuple(out)
 
 
 def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
@@ -463,6 +569,8 @@ def drop_read_cache(root: str) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 os.unlink(str(path) + suffix)
+        with contextlib.suppress(OSError):
+            os.unlink(snapshot_path(path))
 
 
 _SCHEMA = """
@@ -581,3 +689,11 @@ class ReadCache:
     def close(self) -> None:
         with contextlib.suppress(apsw.Error):
             self._conn.close()
+
+
+SNAPSHOT_NAME = "read-snapshot.bin"
+
+
+def snapshot_path(cache_file: Path) -> Path:
+    """Where the snapshot (`snapshot.py`) of the reading cache at `cache_file` lives."""
+    return cache_file.with_name(SNAPSHOT_NAME)

@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
+from recall_tui.vault import readcache
 from recall_tui.vault.chains import (
     _build_chains,
     _drop_unknown_links,
@@ -62,13 +63,14 @@ from recall_tui.vault.readcache import (
     FileKey,
     ReadCache,
     Record,
-    file_key,
     remember,
     remembered,
+    snapshot_path,
     vault_signature,
 )
 from recall_tui.vault.readcache import dumps as cache_dumps
 from recall_tui.vault.readcache import loads as cache_loads
+from recall_tui.vault.snapshot import SnapshotWriter, load_snapshot
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
 from recall_tui.vault.walk import _File, _read_text, _walk
@@ -130,6 +132,7 @@ def _read_memory_cached(
     fresh: list[tuple[str, FileKey, bytes]],
     rcache: ReadCache | None = None,
     records: dict[str, tuple[FileKey, Record]] | None = None,
+    snap: SnapshotWriter | None = None,
 ) -> Memory | None:
     """`_read_memory` through the reading cache: the decoded record when the file's key was
     unchanged, else a fresh parse, queued in `fresh` for the cache. Every record with a key
@@ -148,34 +151,44 @@ def _read_memory_cached(
     if key is not None:
         if records is not None:
             records[f.rel] = (key, (memory, file_problems))
-        fresh.append((f.rel, key, cache_dumps((memory, file_problems))))
+        blob = cache_dumps((memory, file_problems))
+        fresh.append((f.rel, key, blob))
+        if snap is not None:
+            snap.add(f.rel, blob)
         if len(fresh) >= CACHE_WRITE_EVERY and rcache is not None:
             rcache.store(fresh, [])  # in batches: a first read does not hold every record
             fresh.clear()
     return memory
 
 
+def _memory_keys(files: list[_File]) -> dict[str, FileKey | None]:
+    """Every memory file's key now (None when it cannot be stat'ed)."""
+    keys: dict[str, FileKey | None] = {}
+    stat, not_memory = os.stat, _NOT_MEMORY_DIRS
+    for f in files:
+        rel = f.rel
+        if rel.endswith(".md") and not rel.startswith(not_memory):  # (`_is_memory_file`)
+            try:
+                st = stat(f.path)
+            except OSError:
+                keys[rel] = None
+                continue
+            keys[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)  # (`file_key`)
+    return keys
+
+
 def _cached_records(
     rcache: ReadCache,
-    files: list[_File],
+    keys: dict[str, FileKey | None],
     memo: dict[str, tuple[FileKey, Record]] | None = None,
-) -> tuple[
-    dict[str, FileKey | None], dict[str, tuple[Memory | None, list[Problem]]], list[str], bool
-]:
-    """The memory files' keys now, the decoded records of those whose key is unchanged
-    (from `memo`, what this process kept of its last read of the vault, else streamed from
-    the cache: one record's bytes at a time are held), the cached paths that are gone, and
-    whether the records came from the memo.
+    snap: SnapshotWriter | None = None,
+) -> tuple[dict[str, tuple[Memory | None, list[Problem]]], list[str], bool]:
+    """The decoded records of the memory files whose key (`keys`) is unchanged (from
+    `memo`, what this process kept of its last read of the vault, else streamed from the
+    cache: one record's bytes at a time are held; each also given to `snap`), the cached
+    paths that are gone, and whether the records came from the memo.
     With a memo the cache file is not scanned unless many files are new to it (they would
     be parsed in a pool anyway): a changed file is parsed, a vanished one is dropped."""
-    keys: dict[str, FileKey | None] = {}
-    stat = os.stat
-    for f in files:
-        if _is_memory_file(f.rel):
-            try:
-                keys[f.rel] = file_key(stat(f.path))
-            except OSError:
-                keys[f.rel] = None
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     gone: list[str] = []
     if memo is not None:
@@ -184,7 +197,7 @@ def _cached_records(
             if got is not None and got[0] == key:
                 decoded[rel] = got[1]
         if len(keys) - len(decoded) < PARALLEL_MIN_FILES:
-            return keys, decoded, [rel for rel in memo if rel not in keys], True
+            return decoded, [rel for rel in memo if rel not in keys], True
         decoded.clear()  # (many files new to the memo: the cache file's records, as usual)
     # One scan of the table: each row's key compared with the file's, the record decoded
     # when they agree (one record's bytes at a time are held).
@@ -196,8 +209,10 @@ def _cached_records(
             try:
                 decoded[rel] = cache_loads(blob)
             except Exception:  # a record this reader cannot load: parse again
-                pass
-    return keys, decoded, gone, False
+                continue
+            if snap is not None:
+                snap.add(rel, blob)
+    return decoded, gone, False
 
 
 _GONE = object()
@@ -361,15 +376,28 @@ def _read_vault(
     # The result of this process's last read for the memory files, when every one is as it
     # was then (same paths, same keys: every record came from the memo): the same memories,
     # chains, graph and problems (each file's and the whole-vault steps').
-    kept: tuple[bytes, dict[str, Memory], tuple[Chain, ...], EntityGraph,
-                tuple[Problem, ...]] | None = None
+    kept: _Kept | None = None
+    gone: list[str] = []
+    snap: SnapshotWriter | None = None  # (a read not from this process's memo writes one)
+    sig = None
     if rcache is not None:
-        keys, decoded, gone, from_memo = _cached_records(
-            rcache, files, memo.records if memo else None)
+        keys = _memory_keys(files)
+        if memo is None:
+            sig = vault_signature(keys)
+            got = _from_snapshot(root_path, rcache, keys, sig) if sig is not None else None
+            if got is not None:
+                kept, records = got
+            else:
+                snap = SnapshotWriter(snapshot_path(rcache.path))
+    if rcache is not None and kept is None:
+        decoded, gone, from_memo = _cached_records(
+            rcache, keys, memo.records if memo else None, snap)
         all_cached = len(decoded) == len(keys)
         if memo is not None and from_memo and all_cached and not gone \
                 and len(keys) == len(memo.records):
             kept = memo.whole
+            if kept is not None:
+                records = memo.records
     shown = [0]  # files reported to `progress` so far: it never goes back
 
     def tick(n: int) -> None:
@@ -377,7 +405,8 @@ def _read_vault(
             shown[0] = n
             progress(n, len(files), "reading")
 
-    _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick)
+    if kept is None:
+        _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick, snap)
     for n, f in enumerate(files):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
@@ -408,7 +437,8 @@ def _read_vault(
                     memory = hit[0]
                     mproblems.extend(hit[1])
             else:
-                memory = _read_memory_cached(f, mproblems, decoded, keys, fresh, rcache, records)
+                memory = _read_memory_cached(
+                    f, mproblems, decoded, keys, fresh, rcache, records, snap)
             if memory is None:
                 continue
             first = memories.get(memory.id)
@@ -424,16 +454,15 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
-    sig = None
-    if kept is not None and memo is not None:
+    if kept is not None:
         if rcache is not None:
             rcache.close()
-        records = memo.records
         sig, memories, chains, graph, added = kept
     else:
         if rcache is not None:
             rcache.store(fresh, gone)
-            sig = vault_signature(keys)
+            if sig is None:
+                sig = vault_signature(keys)
         try:
             memories, chains = _whole_vault(memories, mproblems, rcache, sig, all_cached)
         finally:
@@ -441,6 +470,8 @@ def _read_vault(
                 rcache.close()
         added = tuple(mproblems)
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
+        if snap is not None:
+            snap.finish(sig, records, memories, chains, graph, added)
     problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
@@ -518,6 +549,34 @@ def _apply_whole(
     return memories, tuple([Chain(ids) for ids in chains])
 
 
+#: What a read made of the memory files: the vault signature, the memories, chains, entity
+#: graph and the memory files' problems (each file's, then the whole-vault steps').
+_Kept = tuple[bytes | None, dict[str, Memory], tuple[Chain, ...], EntityGraph, tuple[Problem, ...]]
+
+
+def _from_snapshot(
+    root: str, rcache: ReadCache, keys: dict[str, FileKey | None], sig: bytes
+) -> tuple[_Kept, dict[str, tuple[FileKey, Record]]] | None:
+    """The memory files' result of the read that wrote the reading snapshot, when it was
+    written for exactly these files and keys (`sig`), and the records to remember; else
+    None. Its memories are lazy: a record is decoded on first use (`readcache.Snapshot`)."""
+    snapshot = load_snapshot(root, rcache.path)
+    if snapshot is None or snapshot.sig != sig:
+        return None
+    got = snapshot.build(keys)
+    if got is None:
+        return None
+    return (sig, got.memories, got.chains, got.graph, got.problems), got.records
+
+
+def _reparse(root: str, rel: str) -> Memory | None:
+    """One memory file parsed again (a damaged record in the reading snapshot)."""
+    return _read_memory(_File(rel, os.path.join(root, rel)), [])
+
+
+readcache._REPARSE[:] = [_reparse]
+
+
 def _parse_in_parallel(
     files: list[_File],
     decoded: dict[str, tuple[Memory | None, list[Problem]]],
@@ -526,6 +585,7 @@ def _parse_in_parallel(
     rcache: ReadCache | None,
     workers: int | None,
     tick: Callable[[int], None],
+    snap: SnapshotWriter | None = None,
 ) -> None:
     """Parse the memory files not in `decoded` in worker processes when there are enough of
     them (see `read_vault`), adding their records to `decoded` (and to the reading cache,
@@ -546,6 +606,8 @@ def _parse_in_parallel(
             continue
         key = keys.get(rel)
         if rcache is not None and key is not None:
+            if snap is not None:
+                snap.add(rel, blob)
             fresh.append((rel, key, blob))
             if len(fresh) >= CACHE_WRITE_EVERY:
                 rcache.store(fresh, [])

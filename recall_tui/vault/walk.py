@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from recall_tui.vault.model import Problem
 
@@ -24,8 +24,10 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _File:
+class _File(NamedTuple):
+    """One file to read (a named tuple: a frozen dataclass's `__init__` was ~8 % of walking
+    100k files)."""
+
     rel: str
     """Path relative to the vault root, posix separators (the link's path for symlinks)."""
     path: str
@@ -64,6 +66,10 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
+                if entry.is_file(follow_symlinks=False):  # (the common case first: one call)
+                    files.append(_File(rel, entry.path))
+                    plain.append((real_dir, name, rel))
+                    continue
                 is_link = entry.is_symlink()
                 if not is_link and entry.is_dir(follow_symlinks=False):
                     stack.append((rel, entry.path, os.path.join(real_dir, name)))
