@@ -232,3 +232,87 @@ def test_the_line_parser_reports_each_bad_line_as_before(tmp_path: Path):
     assert [(t.seq, t.line) for t in v.turns] == [(0, 1), (1, 2), (8, 11), (9, 12)]
     utc = [t.at.utcoffset() for t in v.turns if t.seq in (8, 9)]
     assert [u.total_seconds() for u in utc if u is not None] == [0.0, 0.0]
+
+
+# --------------------------------------------------------------------------------------------
+# The index sync of unchanged session logs
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts of the turns whose row the index sync hashed (the real sha256 runs)."""
+    from recall_tui.index import sync
+
+    seen: list[str] = []
+    real = sync.sha
+
+    def counting(text: str) -> str:
+        if text.startswith("["):  # a turn's row: [role, text, at, path, line]
+            seen.append(json.loads(text)[1])
+        return real(text)
+
+    monkeypatch.setattr(sync, "sha", counting)
+    return seen
+
+
+def _rows(path: Path) -> list[tuple[object, ...]]:
+    import apsw
+
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return list(conn.execute(
+            "SELECT id, session_id, seq, role, text, at, path, row_hash FROM turns ORDER BY id"))
+    finally:
+        conn.close()
+
+
+def _sync(root: Path, index: Path) -> None:
+    """A fresh process's open of the index (a new Index, nothing remembered) and its sync."""
+    from recall_tui.index.embed import NoEmbedder
+    from recall_tui.index.store import Index
+
+    Index.open(_fresh_read(root), NoEmbedder(), path=index).close()
+
+
+def test_a_fresh_sync_skips_unchanged_logs_and_compares_changed_ones(
+        vault: Path, hashed: list[str], tmp_path_factory: pytest.TempPathFactory):
+    index = tmp_path_factory.mktemp("idx") / "index.sqlite"
+    _sync(vault, index)
+    built = _rows(index)
+    assert len(built) == 4
+    hashed.clear()
+    _sync(vault, index)
+    assert hashed == []  # no turn's row hashed: every log's signature is the stored one
+    assert _rows(index) == built
+    # one log changes (a line appended), another vanishes, a new one comes
+    with (vault / "sessions" / "s1.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(_line(3, "zeta") + "\n")
+    (vault / "sessions" / "s2.jsonl").unlink()
+    (vault / "sessions" / "s3.jsonl").write_text(_line(0, "eta") + "\n", encoding="utf-8")
+    hashed.clear()
+    _sync(vault, index)
+    assert sorted(hashed) == ["alpha one", "beta two", "eta", "gamma", "zeta"]
+    fresh = tmp_path_factory.mktemp("idx") / "index.sqlite"
+    _sync(vault, fresh)  # the same rows as an index built from nothing
+    assert _rows(index) == _rows(fresh)
+    assert {r[1] for r in _rows(index)} == {"s1", "s3"}
+
+
+def test_rows_the_record_does_not_list_make_every_turn_compared(
+        vault: Path, hashed: list[str], tmp_path_factory: pytest.TempPathFactory):
+    """A row deleted behind the sync's back (an older version's write) changes the count: the
+    record is not trusted, every turn is compared and the row comes back."""
+    import apsw
+
+    index = tmp_path_factory.mktemp("idx") / "index.sqlite"
+    _sync(vault, index)
+    built = _rows(index)
+    conn = apsw.Connection(str(index))
+    with conn:
+        conn.execute("DELETE FROM turns WHERE id='turn:s1#1'")
+    conn.close()
+    hashed.clear()
+    _sync(vault, index)
+    assert sorted(hashed) == ["alpha one", "beta two", "delta", "gamma"]
+    assert _rows(index) == built
