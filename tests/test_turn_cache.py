@@ -59,9 +59,10 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = digests._parse_log
 
-    def counting(f: _File, problems: list[Problem]) -> tuple[list[Turn], str | None]:
+    def counting(f: _File, problems: list[Problem],
+                 whens: list[str | None] | None = None) -> tuple[list[Turn], str | None]:
         seen.append(f.rel)
-        return real(f, problems)
+        return real(f, problems, whens)
 
     monkeypatch.setattr(digests, "_parse_log", counting)
     return seen
@@ -189,7 +190,7 @@ def test_another_process_uses_the_records_this_one_wrote(vault: Path, parses: li
         "from recall_tui.vault.reader import read_vault\n"
         "calls = []\n"
         "real = digests._parse_log\n"
-        "digests._parse_log = lambda f, p: (calls.append(f.rel), real(f, p))[1]\n"
+        "digests._parse_log = lambda f, p, w=None: (calls.append(f.rel), real(f, p, w))[1]\n"
         "v = read_vault(sys.argv[1], cache=True)\n"
         "print(len(calls), len(v.turns), repr([(t.text, t.at, t.line) for t in v.turns]))\n"
     )

@@ -122,9 +122,10 @@ def _read_turns(
             got = _unpack_log(f.rel, blob)
     if got is None:
         mine: list[Problem] = []
-        turns, sig = _parse_log(f, mine)
+        whens: list[str | None] = []
+        turns, sig = _parse_log(f, mine, whens)
         if rcache is not None and settled and sig is not None:
-            rcache.put_turn_log(f.rel, key, _pack_log(turns, mine, sig))
+            rcache.put_turn_log(f.rel, key, _pack_log(turns, mine, sig, whens))
     else:
         turns, mine, sig = got
     problems.extend(mine)
@@ -171,10 +172,14 @@ def _bad(problems: list[Problem], rel: str, lineno: int, why: str) -> None:
     problems.append(Problem(rel, lineno, f"{why}; line skipped"))
 
 
-def _parse_log(f: _File, problems: list[Problem]) -> tuple[list[Turn], str | None]:
+def _parse_log(
+    f: _File, problems: list[Problem], whens: list[str | None] | None = None
+) -> tuple[list[Turn], str | None]:
     """The turns of one session log and its signature (None when the file could not be
     read): its size, modification time and a digest of the bytes parsed (with the parser's
-    version and the path: the turns depend on nothing else)."""
+    version and the path: the turns depend on nothing else). `whens` gets each turn's time
+    as an ISO string `datetime.fromisoformat` gives back exactly (the file's own text when
+    that is one: `isoformat()` per turn was a tenth of a first read), or None."""
     rel = f.rel
     session_id = rel.rsplit("/", 1)[-1][: -len(".jsonl")]
     try:
@@ -241,15 +246,17 @@ def _parse_log(f: _File, problems: list[Problem]) -> tuple[list[Turn], str | Non
         if type(text) is not str:
             _bad(problems, rel, lineno, f"text: expected a string, got {_show(text)}")
             continue
-        at = None
+        at = when = None
         if at_raw is not None:
             if type(at_raw) is str:
                 try:  # the common case in one call (Python 3.11 reads a final `Z`)
                     at = fromiso(at_raw)
+                    when = at_raw
                 except ValueError:
                     at = None
                 if at is None or at.tzinfo is None:
                     at = _to_datetime(at_raw)
+                    when = None if at is None else at.isoformat()
             if at is None:
                 _bad(problems, rel, lineno, f"at: expected an ISO-8601 datetime, got {_show(at_raw)}")
                 continue
@@ -258,6 +265,8 @@ def _parse_log(f: _File, problems: list[Problem]) -> tuple[list[Turn], str | Non
             continue
         seen[seq] = lineno
         append(make(session_id, seq, role, text, at, rel, lineno))
+        if whens is not None:
+            whens.append(when)
     return turns, sig
 
 
@@ -265,17 +274,20 @@ _ROLE_CODE = {TURN_ROLES[0]: "u", TURN_ROLES[1]: "a"}
 _CODE_ROLE = {"u": TURN_ROLES[0], "a": TURN_ROLES[1]}
 
 
-def _pack_log(turns: list[Turn], problems: list[Problem], sig: str) -> bytes:
+def _pack_log(
+    turns: list[Turn], problems: list[Problem], sig: str, whens: list[str | None]
+) -> bytes:
     """One session log's record for the reading cache: its turns as columns (seqs, roles as
-    one string of `u`/`a`, texts, times as ISO strings, lines), its problems and signature,
-    marshalled (plain values: loading it builds no per-line JSON object)."""
+    one string of `u`/`a`, texts, times as ISO strings (`whens`, see `_parse_log`), lines),
+    its problems and signature, marshalled (plain values: loading it builds no per-line JSON
+    object)."""
     return marshal.dumps((
         TURN_READER_VERSION,
         sig,
         [t.seq for t in turns],
         "".join([_ROLE_CODE[t.role] for t in turns]),
         [t.text for t in turns],
-        [None if t.at is None else t.at.isoformat() for t in turns],
+        whens,
         [t.line for t in turns],
         [(p.line, p.reason, p.severity) for p in problems],
     ))
