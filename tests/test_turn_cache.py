@@ -101,6 +101,14 @@ def test_a_fresh_re_read_parses_no_unchanged_log(vault: Path, parses: list[str])
     assert {id(t.role) for t in again.turns} <= {id(r) for r in digests.TURN_ROLES}
 
 
+def test_a_re_read_in_the_same_process_keeps_the_records(vault: Path, parses: list[str]):
+    _fresh_read(vault)
+    read_vault(vault, cache=True)  # every log from this process's memo
+    parses.clear()
+    _fresh_read(vault)
+    assert parses == []
+
+
 def test_appended_lines_are_parsed(vault: Path, parses: list[str]):
     before = _fresh_read(vault)
     log = vault / "sessions" / "s2.jsonl"

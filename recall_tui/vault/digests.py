@@ -110,6 +110,8 @@ def _read_turns(
     with _SESSIONS_LOCK:
         hit = _SESSIONS.get(f.path)
     if hit is not None and hit[0] == f.rel and hit[1] == key:
+        if rcache is not None:
+            rcache.keep_turn_log(f.rel)  # (its row, if any, stays)
         problems.extend(hit[3])
         if logs is not None and hit[4] is not None:
             logs[f.rel] = hit[4]

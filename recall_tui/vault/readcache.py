@@ -636,6 +636,10 @@ class ReadCache:
         blob: bytes = row[4]
         return blob
 
+    def keep_turn_log(self, rel: str) -> None:
+        """The session log `rel` was met without looking its record up: keep its row."""
+        self._turn_seen.add(rel)
+
     def put_turn_log(self, rel: str, key: FileKey, record: bytes) -> None:
         """Queue the record of a session log just parsed (written in batches of
         TURN_WRITE_BYTES, the rest by `store_turn_logs`)."""
