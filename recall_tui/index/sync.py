@@ -15,7 +15,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
@@ -34,6 +34,13 @@ from recall_tui.index.rows import (
 )
 from recall_tui.index.schema import TURNS_TEXT_INDEX, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
+from recall_tui.index.turn_logs import (
+    group_by_log,
+    log_entries,
+    session_rows,
+    stored_logs,
+    write_stored_logs,
+)
 from recall_tui.index.vector_sync import VectorFill, VectorSync
 from recall_tui.index.vectors import VectorStore
 from recall_tui.vault.model import Memory, Turn, Vault
@@ -285,7 +292,7 @@ class IndexSync:
                     self._vectors.note_added(rowid)
                 conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
                 with bulk_turns(conn, len(vault.turns)):
-                    turns_changed = self._sync_turns(vault.turns)
+                    turns_changed = self._sync_turns(vault.turns, vault.turn_logs)
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
@@ -423,16 +430,37 @@ class IndexSync:
         )
         return rowid
 
-    def _sync_turns(self, turns: Sequence[Turn]) -> bool:
-        """Insert new or changed turns, delete vanished ones; True if anything changed."""
+    def _sync_turns(self, turns: Sequence[Turn], logs: Mapping[str, str] | None = None) -> bool:
+        """Insert new or changed turns, delete vanished ones; True if anything changed.
+
+        A session log whose signature (`logs`, the Vault's `turn_logs`) and turn count are the
+        ones stored with its rows (meta `turn_logs`, trusted while the table holds exactly the
+        turns it lists: `turn_logs.stored_logs`) is skipped whole; only the other logs' turns
+        are compared row by row (with their sessions' rows). Without a trusted meta every turn
+        is compared, and the meta is written for the next sync."""
         conn = self._conn
         changed = False
-        stored = {
-            tid: (rowid, rh)
-            for rowid, tid, rh in conn.execute("SELECT rowid, id, row_hash FROM turns")
-        }
+        groups = group_by_log(turns)
+        before = stored_logs(conn)
+        skip: set[str] = set()
+        if before is None:
+            todo: Sequence[Turn] = turns
+            stored = {
+                tid: (rowid, rh)
+                for rowid, tid, rh in conn.execute("SELECT rowid, id, row_hash FROM turns")
+            }
+        else:
+            logs = logs or {}
+            for path, group in groups.items():
+                entry = before.get(path)
+                if entry is not None and entry[0] == logs.get(path) and entry[1] == len(group):
+                    skip.add(path)
+            todo = [t for path, group in groups.items() if path not in skip for t in group]
+            sessions = {t.session_id for t in todo}
+            sessions.update(entry[2] for path, entry in before.items() if path not in groups)
+            stored = session_rows(conn, sessions, skip)
         known, hashes = self._turn_hashes, {}
-        for t in turns:
+        for t in todo:
             at = t.at.isoformat() if t.at else None
             hit = known.get(id(t))
             rh = (hit[1] if hit is not None and hit[0] is t
@@ -453,6 +481,10 @@ class IndexSync:
         self._turn_hashes = hashes
         self._vectors.park_turn_vectors([r for r, _ in stored.values()])
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r, _ in stored.values()])
+        after = log_entries(groups, logs or {}, before or {}, skip)
+        if after != before:
+            write_stored_logs(conn, after)
+            self._core.forget_meta()
         if changed or stored:
             self._store.forget_turn_vectors()
         return changed or bool(stored)

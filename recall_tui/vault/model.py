@@ -196,9 +196,11 @@ class DigestParagraph:
         return f"digest:{self.label}#{self.index}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
-    """One raw transcript turn from `sessions/<session_id>.jsonl`."""
+    """One raw transcript turn from `sessions/<session_id>.jsonl`. Slotted: a vault may hold a
+    million of them (no per-turn `__dict__`); a log's turns share its session id and path
+    strings, and `role` is one of the two `TURN_ROLES` objects."""
 
     session_id: str
     seq: int
@@ -269,6 +271,12 @@ class Vault:
     turns: tuple[Turn, ...]
     chains: tuple[Chain, ...]
     graph: EntityGraph
+    turn_logs: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False, compare=False
+    )
+    """Session log path -> the signature of its turns as read (size, mtime and a digest of
+    the bytes parsed, see `vault/digests.py`); a log that could not be read has none. The
+    index sync skips a log whose signature it stored with the log's rows."""
 
     def chain_of(self, memory_id: str) -> Chain | None:
         for c in self.chains:

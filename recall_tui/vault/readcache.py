@@ -583,12 +583,48 @@ CREATE TABLE IF NOT EXISTS vault(
 """
 
 
+#: Session logs' records (`vault/digests.py` makes and reads them): one row per log, keyed
+#: like a memory file. Their own table and stamp, beside the memory records'.
+_TURN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turn_logs(
+    rel TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, record BLOB NOT NULL);
+"""
+#: Bump when the session log table changes; the record itself carries the turn reader's
+#: version (`digests.TURN_READER_VERSION`).
+TURN_CODEC_VERSION = 1
+#: Session log records queued are written once they hold this many bytes (and at the end).
+TURN_WRITE_BYTES = 32 << 20
+
+
+def _turn_stamp() -> str:
+    return f"turn logs {TURN_CODEC_VERSION}; python {sys.version_info[:2]}"
+
+
+def _open_turn_table(conn: apsw.Connection) -> None:
+    """Create the session log table; empty it when another codec or Python wrote it."""
+    conn.execute(_TURN_SCHEMA)
+    row = conn.execute("SELECT value FROM meta WHERE key='turn_stamp'").fetchone()
+    stamp = _turn_stamp()
+    if row is None or row[0] != stamp:
+        with conn:
+            conn.execute("DELETE FROM turn_logs")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('turn_stamp', ?)", (stamp,)
+            )
+
+
 class ReadCache:
     """One vault's reading cache (see the module docstring). `open` never raises."""
 
     def __init__(self, conn: apsw.Connection, path: Path):
         self._conn = conn
         self.path = path
+        # Session log records parsed this read, not written yet, their bytes, and the logs
+        # this read looked up (`store_turn_logs` drops the others' rows).
+        self._turn_fresh: list[tuple[str, FileKey, bytes]] = []
+        self._turn_bytes = 0
+        self._turn_seen: set[str] = set()
 
     @classmethod
     def open(cls, root: str) -> ReadCache | None:
@@ -602,6 +638,7 @@ class ReadCache:
                 conn.set_busy_timeout(2000)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(_SCHEMA)
+                _open_turn_table(conn)
                 row = conn.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
                 stamp = _stamp()
                 if row is None or row[0] != stamp:
@@ -652,13 +689,20 @@ class ReadCache:
     def store(self, fresh: list[tuple[str, FileKey, bytes]], gone: list[str]) -> None:
         """Write the records parsed this time and drop the files that vanished (best effort:
         a busy or read-only cache is left as it is)."""
+        self._write_rows("files", fresh, gone)
+
+    def _write_rows(
+        self, table: str, fresh: list[tuple[str, FileKey, bytes]], gone: list[str]
+    ) -> None:
+        """Put `fresh` records in `table` (`files` or `turn_logs`) and drop the `gone` ones,
+        in one transaction (best effort)."""
         if not fresh and not gone:
             return
         try:
             with self._conn:
-                self._conn.executemany("DELETE FROM files WHERE rel=?", [(r,) for r in gone])
+                self._conn.executemany(f"DELETE FROM {table} WHERE rel=?", [(r,) for r in gone])
                 self._conn.executemany(
-                    "INSERT OR REPLACE INTO files(rel, size, mtime_ns, ctime_ns, ino, record)"
+                    f"INSERT OR REPLACE INTO {table}(rel, size, mtime_ns, ctime_ns, ino, record)"
                     " VALUES (?,?,?,?,?,?)",
                     [(rel, *key, blob) for rel, key, blob in fresh],
                 )
@@ -685,6 +729,46 @@ class ReadCache:
                 )
         except apsw.Error:
             pass
+
+    def turn_log(self, rel: str, key: FileKey) -> bytes | None:
+        """The record of the session log `rel` when it was made under `key`, else None."""
+        self._turn_seen.add(rel)
+        try:
+            row = self._conn.execute(
+                "SELECT size, mtime_ns, ctime_ns, ino, record FROM turn_logs WHERE rel=?", (rel,)
+            ).fetchone()
+        except apsw.Error:
+            return None
+        if row is None or tuple(row[:4]) != key:
+            return None
+        blob: bytes = row[4]
+        return blob
+
+    def keep_turn_log(self, rel: str) -> None:
+        """The session log `rel` was met without looking its record up: keep its row."""
+        self._turn_seen.add(rel)
+
+    def put_turn_log(self, rel: str, key: FileKey, record: bytes) -> None:
+        """Queue the record of a session log just parsed (written in batches of
+        TURN_WRITE_BYTES, the rest by `store_turn_logs`)."""
+        self._turn_seen.add(rel)
+        self._turn_fresh.append((rel, key, record))
+        self._turn_bytes += len(record)
+        if self._turn_bytes >= TURN_WRITE_BYTES:
+            self._write_turn_logs([])
+
+    def store_turn_logs(self) -> None:
+        """At the end of a read that looked at every session log: write the queued records
+        and drop the rows of logs this read did not meet (best effort)."""
+        try:
+            cached = [r for (r,) in self._conn.execute("SELECT rel FROM turn_logs")]
+        except apsw.Error:
+            cached = []
+        self._write_turn_logs([r for r in cached if r not in self._turn_seen])
+
+    def _write_turn_logs(self, gone: list[str]) -> None:
+        fresh, self._turn_fresh, self._turn_bytes = self._turn_fresh, [], 0
+        self._write_rows("turn_logs", fresh, gone)
 
     def close(self) -> None:
         with contextlib.suppress(apsw.Error):

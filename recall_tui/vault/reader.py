@@ -364,6 +364,7 @@ def _read_vault(
     memories: dict[str, Memory] = {}
     digests: list[DigestParagraph] = []
     turns: list[Turn] = []
+    turn_logs: dict[str, str] = {}  # session log -> its signature
     rcache = ReadCache.open(root_path) if cache else None
     fresh: list[tuple[str, FileKey, bytes]] = []
     files = _walk(root_path, problems)
@@ -421,7 +422,7 @@ def _read_vault(
                 )
         elif parts[0] == SESSIONS_DIR and len(parts) > 1:
             if len(parts) == 2 and parts[1].endswith(".jsonl"):
-                turns.extend(_read_turns(f, problems))
+                turns.extend(_read_turns(f, problems, rcache, turn_logs))
             elif f.rel.endswith(".md"):
                 problems.append(
                     _not_read(f.rel, "sessions/ holds transcripts (<session_id>.jsonl)")
@@ -454,6 +455,8 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
+    if rcache is not None:
+        rcache.store_turn_logs()
     if kept is not None:
         if rcache is not None:
             rcache.close()
@@ -483,6 +486,7 @@ def _read_vault(
         turns=tuple(turns),
         chains=chains,
         graph=graph,
+        turn_logs=MappingProxyType(turn_logs),
     )
     if rcache is not None:
         remember(root_path, vault, records,
