@@ -151,16 +151,19 @@ class EngineSet:
 
     def refresh(self, *, files: tuple[str, ...] = ()) -> ChangeSummary:
         """Re-read the vault, update the index (only what changed) and swap the new vault into
-        every engine. Never raises for a vault gone missing or an index that cannot be written:
+        every engine. `files` (the watcher's changed paths, relative to the vault) let the
+        vault be patched with those files instead of read again (`index.watch.reread`). Never raises for a vault gone missing or an index that cannot be written:
         the summary carries the error and the engines keep what they had."""
         from recall_tui.index.watch import reread
 
         t0 = time.perf_counter()
         with _REFRESH_LOCK:
             new, summary = reread(self.vault, self.index, files=files)
+            t1 = time.perf_counter()
             if new is not None:
                 self.set_vault(new)
-        return replace(summary, ms=(time.perf_counter() - t0) * 1000)
+        now = time.perf_counter()
+        return replace(summary, ms=(now - t0) * 1000, swap_ms=(now - t1) * 1000)
 
     # --- watching -----------------------------------------------------------------------------
 
