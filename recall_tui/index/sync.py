@@ -342,8 +342,8 @@ class IndexSync:
                     self._stored = None
                     self._vectors.forget_missing()
                 raise
-        added, updated, removed, unchanged = done
-        filled = self._vectors.fill(vault, progress)
+        added, updated, removed, unchanged, turn_rows = done
+        filled = self._vectors.fill(vault, progress, turn_rows)
         with self._lock:
             now = summary(self._core)
         return replace(now, added=added, updated=updated, removed=removed,
@@ -352,9 +352,10 @@ class IndexSync:
 
     def _sync_changed_locked(
         self, vault: Vault, memory_ids: Collection[str], sessions: Mapping[str, Sequence[Turn]],
-    ) -> tuple[int, int, int, int] | None:
-        """The text part of `sync_changed`: (added, updated, removed, unchanged) memories,
-        or None (nothing written) when `sync` must run instead."""
+    ) -> tuple[int, int, int, int, list[int]] | None:
+        """The text part of `sync_changed`: (added, updated, removed, unchanged) memories and
+        the rowids of the turns inserted, or None (nothing written) when `sync` must run
+        instead."""
         conn = self._conn
         with self._lock, write_txn(conn):
             version = self._core.scalar("PRAGMA data_version")
@@ -417,8 +418,10 @@ class IndexSync:
                     after[m.path] = (rowid, rh, m.mtime)
                     self._vectors.note_added(rowid)
                 conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
-                turns_changed = any([self._sync_session(path, turns)
-                                     for path, turns in sessions.items()])
+                turn_rows: list[int] = []
+                gone = [self._sync_session(path, turns, turn_rows)
+                        for path, turns in sessions.items()]
+                turns_changed = bool(turn_rows) or any(gone)
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed:
@@ -431,12 +434,14 @@ class IndexSync:
             if self._core.scalar("PRAGMA data_version") == version:
                 self._stored = (version, after)
                 self._synced = (list(vault.memories), list(vault.memories.values()))
-        return added, updated, len(removed_rowids), len(vault.memories) - added - updated
+        return (added, updated, len(removed_rowids), len(vault.memories) - added - updated,
+                turn_rows)
 
-    def _sync_session(self, path: str, turns: Sequence[Turn]) -> bool:
+    def _sync_session(self, path: str, turns: Sequence[Turn], inserted: list[int]) -> bool:
         """One session log's turns brought up to date (inside the caller's write): its rows
         found by their ids (`turn:<session>#<seq>`, the unique index), new or changed turns
-        inserted, vanished ones deleted with their vectors parked; True if anything changed."""
+        inserted (their rowids added to `inserted`), vanished ones deleted with their vectors
+        parked; True if any was deleted."""
         conn = self._conn
         session = path.rsplit("/", 1)[-1].removesuffix(".jsonl")
         stored = {
@@ -446,7 +451,6 @@ class IndexSync:
                 (f"turn:{session}#", f"turn:{session}$"))
             if p == path
         }
-        changed = False
         for t in turns:
             at = t.at.isoformat() if t.at else None
             rh = sha(json.dumps([t.role, t.text, at, t.path, t.line]))
@@ -454,7 +458,6 @@ class IndexSync:
             old = stored.pop(t.id, None)
             if old is not None and old[1] == rh:
                 continue
-            changed = True
             if old is not None:
                 self._vectors.park_turn_vectors([old[0]])
                 conn.execute("DELETE FROM turns WHERE rowid=?", (old[0],))
@@ -463,10 +466,11 @@ class IndexSync:
                 " VALUES (?,?,?,?,?,?,?,?,?)",
                 (t.id, t.session_id, t.seq, t.role, t.text, at, t.path, rh, sha(t.text)),
             )
+            inserted.append(conn.last_insert_rowid())
         gone = [rowid for rowid, _ in stored.values()]
         self._vectors.park_turn_vectors(gone)
         conn.executemany("DELETE FROM turns WHERE rowid=?", [(r,) for r in gone])
-        return changed or bool(gone)
+        return bool(gone)
 
     def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None
                      ) -> tuple[VectorFill, IndexReport] | None:
