@@ -196,7 +196,8 @@ def test_a_session_log_appended_keeps_every_memory_object_and_the_engines_keywor
     _same(new, copy)
 
 
-@pytest.mark.parametrize("case", ["symlink", "too_many", "not_the_last_read", "uncached"])
+@pytest.mark.parametrize("case", ["symlink", "folder", "too_many", "not_the_last_read",
+                                  "uncached"])
 def test_what_cannot_be_patched_is_read_again(tmp_path: Path, root: Path, case: str):
     copy = tmp_path / "vault"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
@@ -205,6 +206,9 @@ def test_what_cannot_be_patched_is_read_again(tmp_path: Path, root: Path, case: 
     if case == "symlink":
         os.symlink("alpha.md", copy / "projects/link.md")
         files = ("projects/link.md",)
+    elif case == "folder":  # a folder moved out: the watcher reports the folder alone
+        shutil.move(copy / "projects", tmp_path / "elsewhere")
+        files = ("projects",)
     elif case == "too_many":
         files = tuple(f"projects/n{i}.md" for i in range(65))
     elif case == "not_the_last_read":

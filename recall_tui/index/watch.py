@@ -156,7 +156,9 @@ def _diff_ids(old: Vault, new: Vault, ids: frozenset[str]
 
 def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
     """watchfiles filter: the files read_vault reads, outside dot-folders (`.recall/`, `.git/`)
-    and not dot-files (an atomic write's temp file is one)."""
+    and not dot-files (an atomic write's temp file is one); and names without a dot, which
+    are most likely folders: a folder moved or removed is reported as the folder alone, and
+    its files must not go unseen (the patch reads the whole vault for a folder)."""
 
     def keep(_change: watchfiles.Change, path: str) -> bool:
         try:
@@ -166,7 +168,7 @@ def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
         parts = rel.parts
         if not parts or any(p.startswith(".") for p in parts):
             return False
-        if parts[-1].endswith(".md"):
+        if parts[-1].endswith(".md") or "." not in parts[-1]:
             return True
         return len(parts) == 2 and parts[0] == "sessions" and parts[1].endswith(".jsonl")
 

@@ -14,7 +14,8 @@ called by `read_vault(root, cache=True)`; the records are the reading cache's me
 same read, `readcache.remember`), and only for the vault that read (or a patch) returned.
 It returns None, and the caller reads the whole vault, whenever it cannot be sure of giving
 the same result: no such basis, more than `PATCH_MAX_FILES` files, a listed path that is not
-a regular file (a symlink, a folder), a path reached through a linked folder, or a vault whose
+a regular file (a symlink, a folder; a name without a dot that is gone, most likely a folder
+moved or removed), a path reached through a linked folder, or a vault whose
 walk reported anything (its symlinks and unreadable folders are the walk's to judge).
 `tests/test_incremental_refresh.py` compares a patched vault with a fresh read after each
 kind of change.
@@ -126,9 +127,11 @@ def _patch(old: Vault, files: Iterable[str], max_files: int) -> Patched | None:
         if any(not p or p.startswith(".") or p == ".." for p in parts):
             continue  # never walked (a dot-name), or not a path the watcher gives
         kind = _route(rel)
-        if kind is None:
-            continue
         path = os.path.join(root, rel)
+        if kind is None:
+            if os.path.isdir(path) or ("." not in parts[-1] and not os.path.lexists(path)):
+                return None  # a folder (made, moved or removed): the walk finds what it holds
+            continue
         try:
             st = os.lstat(path)
         except FileNotFoundError:
