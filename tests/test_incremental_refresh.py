@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from recall_tui.engine.config import load_preset
 from recall_tui.engine.engines import EngineSet
 from recall_tui.engine.pipeline import Engine
 from recall_tui.index.store import Index
-from recall_tui.index.watch import reread
+from recall_tui.index.watch import ChangeSummary, reread
 from recall_tui.vault.model import Vault
 from recall_tui.vault.patch import patch_vault
 from recall_tui.vault.reader import read_vault
@@ -236,3 +237,33 @@ def test_an_engine_recalls_a_session_appended_through_the_patch(tmp_path: Path, 
         assert any(t.session_id == "s7" for t in trace.turns)
     finally:
         index.close()
+
+
+def test_a_watched_vault_reads_once_what_changed_before_the_watch_then_patches(
+        tmp_path: Path, root: Path):
+    copy = tmp_path / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    engines = EngineSet(read_vault(copy, cache=True), None)
+    _write(copy, "projects/early.md", _memory("early", "Written before the watch began."))
+    seen: list[ChangeSummary] = []
+    arrived = threading.Condition()
+
+    def on_change(summary: ChangeSummary) -> None:
+        with arrived:
+            seen.append(summary)
+            arrived.notify_all()
+
+    engines.watch(on_change, debounce_ms=50)
+    try:
+        assert engines.watch_settled.wait(60)
+        # the first refresh read the whole folder: the memory written before the watch is in
+        assert "early" in engines.vault.memories
+        _write(copy, "sessions/s8.jsonl", _log("s8", 3))
+        with arrived:
+            assert arrived.wait_for(lambda: any("sessions/s8.jsonl" in s.files for s in seen), 60)
+        (summary,) = [s for s in seen if "sessions/s8.jsonl" in s.files]
+        assert summary.patched and summary.error is None
+        assert sum(t.session_id == "s8" for t in engines.vault.turns) == 3
+        _same(engines.vault, copy)
+    finally:
+        engines.close()

@@ -9,7 +9,9 @@ swapped into every engine (`set_vault`), each of which forgets its cached recall
 
 Watching: `watch(on_change)` starts the index layer's `VaultWatcher` (which only reports which
 files changed) and refreshes this set on every batch, in the watcher's thread, then calls
-`on_change(summary)`. The index layer never sees an engine.
+`on_change(summary)`; a batch's files patch the vault (`index.watch.reread`) once a first
+refresh of the whole folder after the watch began has settled (`watch_settled`). The index
+layer never sees an engine.
 
 Thread safety: one lock (the caller's, e.g. `RecallCore.lock`, else the set's own) guards the
 engine table and every swap, so a recall thread asking for a new preset's engine never races
@@ -64,6 +66,9 @@ class EngineSet:
         self._engines: dict[str, Engine] = {}
         self.watcher: VaultWatcher | None = None
         """The running watcher (`watch`), else None."""
+        self.watch_settled = threading.Event()
+        """Set once `watch`'s first refresh (of the whole folder) is done: from then on every
+        change on disk is in the vault or in a batch the watcher will report."""
 
     @classmethod
     def of(cls, engine: Engine, *, root: str | Path | None = None,
@@ -178,9 +183,23 @@ class EngineSet:
             raise RuntimeError("this engine set is watching its vault already")
 
         def changed(files: tuple[str, ...]) -> None:
-            on_change(self.refresh(files=files))
+            # A batch's files are all that changed only since the first refresh below.
+            on_change(self.refresh(files=files if self.watch_settled.is_set() else ()))
 
+        def settle() -> None:
+            # What changed between the vault's read and the watch is in no batch: read the
+            # whole folder once now the watch is in place (in the background: a large vault
+            # takes seconds), so a batch's files can patch the vault from then on.
+            try:
+                summary = self.refresh()
+            finally:
+                self.watch_settled.set()
+            if not summary.empty or summary.error:
+                on_change(summary)
+
+        self.watch_settled.clear()
         self.watcher = VaultWatcher(self.vault.root, changed, debounce_ms=debounce_ms).start()
+        threading.Thread(target=settle, name="recall-tui-watch-settle", daemon=True).start()
         return self.watcher
 
     def stop_watching(self) -> None:
