@@ -253,17 +253,25 @@ def test_a_watched_vault_reads_once_what_changed_before_the_watch_then_patches(
             seen.append(summary)
             arrived.notify_all()
 
+    def batch_of(rel: str) -> ChangeSummary:
+        with arrived:
+            assert arrived.wait_for(lambda: any(rel in s.files for s in seen), 60), seen
+        (summary,) = [s for s in seen if rel in s.files]
+        return summary
+
     engines.watch(on_change, debounce_ms=50)
     try:
-        assert engines.watch_settled.wait(60)
-        # the first refresh read the whole folder: the memory written before the watch is in
-        assert "early" in engines.vault.memories
+        assert not engines.watch_settled.is_set()
         _write(copy, "sessions/s8.jsonl", _log("s8", 3))
-        with arrived:
-            assert arrived.wait_for(lambda: any("sessions/s8.jsonl" in s.files for s in seen), 60)
-        (summary,) = [s for s in seen if "sessions/s8.jsonl" in s.files]
-        assert summary.patched and summary.error is None
-        assert sum(t.session_id == "s8" for t in engines.vault.turns) == 3
+        # the first batch reads the whole folder: the memory written before the watch is in
+        first = batch_of("sessions/s8.jsonl")
+        assert not first.patched and first.added == ("early",) and first.error is None
+        assert engines.watch_settled.is_set()
+        _write(copy, "sessions/s9.jsonl", _log("s9", 2))
+        second = batch_of("sessions/s9.jsonl")
+        assert second.patched and second.error is None
+        assert sum(t.session_id in ("s8", "s9") for t in engines.vault.turns) == 5
         _same(engines.vault, copy)
     finally:
         engines.close()
+    assert not engines.watch_settled.is_set()

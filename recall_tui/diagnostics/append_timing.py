@@ -77,7 +77,7 @@ def time_append(engine: Engine, *, turns: int = APPEND_TURNS, now: datetime | No
 
     log(f"appending a session of {turns} turns to a watched vault ...")
     engines.watch(on_change)
-    engines.watch_settled.wait(WAIT_S)  # a live vault: the watch's first refresh is done
+    engines.refresh()  # a live vault: a refresh of the whole folder since the watch began
     result: dict[str, Any] = {"turns": turns, "session": path.name}
     try:
         t0 = time.perf_counter()

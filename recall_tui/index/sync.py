@@ -372,7 +372,9 @@ class IndexSync:
                 elif mid not in vault.memories:
                     return None  # a memory this process never synced
             stored = {p: prev[p] for p in paths if p in prev}
-            after = {p: v for p, v in prev.items() if p not in stored}
+            after = dict(prev)  # (a copy in C: ~10x a comprehension at 100k)
+            for p in stored:
+                del after[p]
             changed: list[tuple[Memory, RowFields, str]] = []
             touched: list[tuple[float, int]] = []
             added = updated = unchanged = 0

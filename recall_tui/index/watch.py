@@ -96,17 +96,20 @@ def diff_vaults(old: Vault, new: Vault) -> tuple[tuple[str, ...], tuple[str, ...
     return added, changed, removed
 
 
-def reread(old: Vault, index: Index | None, *,
-           files: tuple[str, ...] = ()) -> tuple[Vault | None, ChangeSummary]:
+def reread(old: Vault, index: Index | None, *, files: tuple[str, ...] = (),
+           patch: bool = True) -> tuple[Vault | None, ChangeSummary]:
     """Re-read `old`'s folder and update `index` (when there is one and it is writable):
     the new vault (None when it could not be read or indexed) and what changed. The caller
     swaps the new vault in, and serialises calls (`recall_tui.engine.engines` does both).
+
+    `files` (what changed, relative to the vault) patch the vault when `patch` allows and
+    `vault.patch.patch_vault` can; else the folder is read again.
 
     Never raises for a vault that went missing or an index that cannot be written: the summary
     carries the error, and the caller keeps what it had.
     """
     t0 = time.perf_counter()
-    patched = patch_vault(old, files, max_files=PATCH_MAX_FILES) if files else None
+    patched = patch_vault(old, files, max_files=PATCH_MAX_FILES) if files and patch else None
     if patched is not None:
         new = patched.vault
     else:
