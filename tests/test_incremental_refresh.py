@@ -63,6 +63,13 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _copy(root: Path, tmp_path: Path) -> Path:
+    """A private copy of the module's vault as it is now (no `.recall/`)."""
+    copy = tmp_path / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    return copy
+
+
 def _same(patched: Vault, root: Path) -> None:
     fresh = read_vault(root)
     assert dict(patched.memories) == dict(fresh.memories)
@@ -179,8 +186,7 @@ def test_each_kind_of_change_patches_to_a_fresh_read_and_indexes_like_a_full_syn
 
 def test_a_session_log_appended_keeps_every_memory_object_and_the_engines_keyword_index(
         tmp_path: Path, root: Path):
-    copy = tmp_path / "vault"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    copy = _copy(root, tmp_path)
     vault = read_vault(copy, cache=True)
     engines = EngineSet(vault, None)
     engine = engines.for_preset("default", load_preset("default", copy))
@@ -200,8 +206,7 @@ def test_a_session_log_appended_keeps_every_memory_object_and_the_engines_keywor
 @pytest.mark.parametrize("case", ["symlink", "folder", "too_many", "not_the_last_read",
                                   "uncached"])
 def test_what_cannot_be_patched_is_read_again(tmp_path: Path, root: Path, case: str):
-    copy = tmp_path / "vault"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    copy = _copy(root, tmp_path)
     vault = read_vault(copy, cache=case != "uncached")
     files: tuple[str, ...] = ("projects/alpha.md",)
     if case == "symlink":
@@ -221,8 +226,7 @@ def test_what_cannot_be_patched_is_read_again(tmp_path: Path, root: Path, case: 
 
 
 def test_an_engine_recalls_a_session_appended_through_the_patch(tmp_path: Path, root: Path):
-    copy = tmp_path / "vault"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    copy = _copy(root, tmp_path)
     vault = read_vault(copy, cache=True)
     index = Index.open(vault, StandinEmbedder())
     try:
@@ -241,8 +245,7 @@ def test_an_engine_recalls_a_session_appended_through_the_patch(tmp_path: Path, 
 
 def test_a_watched_vault_reads_once_what_changed_before_the_watch_then_patches(
         tmp_path: Path, root: Path):
-    copy = tmp_path / "vault"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".recall"))
+    copy = _copy(root, tmp_path)
     engines = EngineSet(read_vault(copy, cache=True), None)
     _write(copy, "projects/early.md", _memory("early", "Written before the watch began."))
     seen: list[ChangeSummary] = []
