@@ -90,6 +90,7 @@ def test_bench_times_an_appended_session_and_leaves_the_vault_as_it_was(bench_ru
     assert app["visible"] and app["hits_from_session"] > 0 and app["turns"] == 200
     assert app["visible_ms"] >= app["notice_and_refresh_ms"] > 0
     assert app["refresh_ms"] > 0 and app["index_update_ms"] is not None
+    assert app["patched"]  # the watcher's file list patched the vault: no re-read
     # the session was removed again: the kept synthetic vault is as synth wrote it
     (vault,) = (base / "synth").iterdir()
     assert not [p.name for p in (vault / "sessions").iterdir() if "bench-append" in p.name]

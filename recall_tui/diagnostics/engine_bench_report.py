@@ -164,8 +164,11 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
     row("  of which embedding", lambda r: r["reindex_one"]["embed_ms"])
     if any(r.get("append_session") for r in res):
         row("append a 200-turn session: visible", lambda r: r["append_session"]["visible_ms"], 0)
-        row("  the re-read and index update", lambda r: r["append_session"]["refresh_ms"], 0)
+        row("  the refresh (new vault, index update, swap)",
+            lambda r: r["append_session"]["refresh_ms"], 0)
+        row("  its new vault (patch or re-read)", lambda r: r["append_session"].get("read_ms"), 0)
         row("  its index update", lambda r: r["append_session"]["index_update_ms"], 0)
+        row("  its swap into the engines", lambda r: r["append_session"].get("swap_ms"), 0)
     row("peak RSS (MB)", lambda r: r["peak_rss_mb"], 0)
     row("  peak after reading (MB)", lambda r: r["peak_rss_mb_after_read"], 0)
     row("  peak after the index build (MB)", lambda r: r["peak_rss_mb_after_build"], 0)

@@ -9,7 +9,9 @@ swapped into every engine (`set_vault`), each of which forgets its cached recall
 
 Watching: `watch(on_change)` starts the index layer's `VaultWatcher` (which only reports which
 files changed) and refreshes this set on every batch, in the watcher's thread, then calls
-`on_change(summary)`. The index layer never sees an engine.
+`on_change(summary)`; a batch's files patch the vault (`index.watch.reread`) once a refresh
+of the whole folder has run since the watch began (`watch_settled`: the first batch reads
+the folder). The index layer never sees an engine.
 
 Thread safety: one lock (the caller's, e.g. `RecallCore.lock`, else the set's own) guards the
 engine table and every swap, so a recall thread asking for a new preset's engine never races
@@ -64,6 +66,10 @@ class EngineSet:
         self._engines: dict[str, Engine] = {}
         self.watcher: VaultWatcher | None = None
         """The running watcher (`watch`), else None."""
+        self.watch_settled = threading.Event()
+        """Set once a refresh of the whole folder ran while watching (the first batch's, or a
+        `refresh()`): from then on every change on disk is in the vault or in a batch the
+        watcher reports, so a batch's files patch the vault."""
 
     @classmethod
     def of(cls, engine: Engine, *, root: str | Path | None = None,
@@ -149,18 +155,25 @@ class EngineSet:
                 if engine.vault is not vault:
                     engine.set_vault(vault, self.index)
 
-    def refresh(self, *, files: tuple[str, ...] = ()) -> ChangeSummary:
+    def refresh(self, *, files: tuple[str, ...] = (), patch: bool = True) -> ChangeSummary:
         """Re-read the vault, update the index (only what changed) and swap the new vault into
-        every engine. Never raises for a vault gone missing or an index that cannot be written:
+        every engine. `files` (the watcher's changed paths, relative to the vault) let the
+        vault be patched with those files instead of read again (`index.watch.reread`;
+        `patch=False` reads the folder all the same). Never raises for a vault gone missing or an index that cannot be written:
         the summary carries the error and the engines keep what they had."""
         from recall_tui.index.watch import reread
 
         t0 = time.perf_counter()
         with _REFRESH_LOCK:
-            new, summary = reread(self.vault, self.index, files=files)
+            watching = self.watcher is not None  # (the watch began before this read)
+            new, summary = reread(self.vault, self.index, files=files, patch=patch)
+            t1 = time.perf_counter()
             if new is not None:
                 self.set_vault(new)
-        return replace(summary, ms=(time.perf_counter() - t0) * 1000)
+                if watching and not summary.patched:
+                    self.watch_settled.set()
+        now = time.perf_counter()
+        return replace(summary, ms=(now - t0) * 1000, swap_ms=(now - t1) * 1000)
 
     # --- watching -----------------------------------------------------------------------------
 
@@ -175,14 +188,19 @@ class EngineSet:
             raise RuntimeError("this engine set is watching its vault already")
 
         def changed(files: tuple[str, ...]) -> None:
-            on_change(self.refresh(files=files))
+            # What changed between the vault's read and the watch is in no batch: until a
+            # refresh of the whole folder has run since the watch began (this batch's, or the
+            # caller's `refresh()`), a batch's files cannot patch the vault.
+            on_change(self.refresh(files=files, patch=self.watch_settled.is_set()))
 
+        self.watch_settled.clear()
         self.watcher = VaultWatcher(self.vault.root, changed, debounce_ms=debounce_ms).start()
         return self.watcher
 
     def stop_watching(self) -> None:
         """Stop the watcher (joins its thread); nothing when none runs."""
         watcher, self.watcher = self.watcher, None
+        self.watch_settled.clear()
         if watcher is not None:
             watcher.stop()
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -72,7 +72,7 @@ from recall_tui.index.vectors import (
     VectorStore,
 )
 from recall_tui.index.vocab import Correction, Vocabulary
-from recall_tui.vault.model import Vault
+from recall_tui.vault.model import Turn, Vault
 
 __all__ = ["Index"]
 
@@ -213,6 +213,17 @@ class Index:
         self.report = replace(
             self.sync.sync(vault, progress), ms=(time.perf_counter() - start) * 1000
         )
+        return self.report
+
+    def update_changed(self, vault: Vault, memory_ids: Collection[str],
+                       sessions: Mapping[str, Sequence[Turn]]) -> IndexReport:
+        """`update_files` for a vault patched from the last one (`IndexSync.sync_changed`:
+        only those memories and session logs are looked at)."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path}: opened read-only; cannot update")
+        start = time.perf_counter()
+        self.report = replace(self.sync.sync_changed(vault, memory_ids, sessions),
+                              ms=(time.perf_counter() - start) * 1000)
         return self.report
 
     def fill_vectors(self, vault: Vault | None = None, progress: Progress | None = None

@@ -20,6 +20,7 @@ re-checks what it relies on (see docs/data-safety.md). Headless.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -178,9 +179,13 @@ class VectorSync:
 
     # ------------------------------------------------------------------ the sync
 
-    def fill(self, vault: Vault, progress: Progress | None) -> VectorFill:
+    def fill(self, vault: Vault, progress: Progress | None,
+             turn_rows: Sequence[int] | None = None) -> VectorFill:
         """Give every memory and turn a vector from storage or the embedder. Vectors made by another embedder or model
         are parked in the cache first, so switching back costs no embedding.
+        `turn_rows`: the turns a targeted sync inserted (`IndexSync.sync_changed`), the only
+        ones looked at unless the last fill left an error (no scan of the turns table; its
+        `reused` then counts only the rows filled from storage here).
         """
         conn = self._conn
         emb = self._core.embedder
@@ -243,13 +248,21 @@ class VectorSync:
                         f"({','.join('?' * len(part))})",
                         part,
                     ).fetchall())
-            need_turns = cast("list[tuple[int, str]]", conn.execute(
-                "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
-            ).fetchall())
+            if turn_rows is not None and self._core.meta("embed_error"):
+                turn_rows = None  # (turns the last fill could not embed: look at all)
+            if turn_rows is None:
+                need_turns = cast("list[tuple[int, str]]", conn.execute(
+                    "SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
+                ).fetchall())
+            else:
+                need_turns = [row for i in range(0, len(turn_rows), TAKE_BATCH) for row in
+                              conn.execute("SELECT rowid, text_hash FROM turns WHERE vector IS NULL"
+                                           f" AND rowid IN ({','.join('?' * len(turn_rows[i : i + TAKE_BATCH]))})",
+                                           turn_rows[i : i + TAKE_BATCH])]
             self._novec = set()
             if not need_mem_rows and not need_turns:
                 self._core.del_meta("embed_error")
-                return VectorFill(0, self._with_vector(), 0.0, None)
+                return VectorFill(0, self._with_vector() if turn_rows is None else 0, 0.0, None)
         # The rowids that need each text (memories, turns): a vector is written only onto a
         # row that still needs exactly that text (checked again inside each write).
         wanted: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
@@ -311,8 +324,11 @@ class VectorSync:
             else:
                 self._core.del_meta("embed_error")
             self._core.invalidate()
-            with_vector = self._with_vector()
+            with_vector = self._with_vector() if turn_rows is None else None
         fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
+        if with_vector is None:
+            with_vector = fresh + sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ()))
+                                      for h in have - new)
         return VectorFill(len(new), max(0, with_vector - fresh), embed_ms, error)
 
     def _with_vector(self) -> int:

@@ -3,9 +3,11 @@
 Two pieces, neither of which knows the engine (the engine layer's `EngineSet` drives them:
 `recall_tui.engine.engines`):
 
-- `reread(vault, index)` re-reads a vault, brings its index up to date (only what changed is
-  re-indexed and re-embedded) and says what changed (`ChangeSummary`), returning the new
-  vault for the caller to swap in.
+- `reread(vault, index, files=...)` re-reads a vault, brings its index up to date (only what
+  changed is re-indexed and re-embedded) and says what changed (`ChangeSummary`), returning
+  the new vault for the caller to swap in. Given the watcher's few changed files it patches
+  the vault with them (`vault.patch.patch_vault`) and updates only their rows in the index
+  (`Index.update_changed`); it reads the whole folder when the patch cannot be made.
 - `VaultWatcher(root, on_files)` watches the folder in a thread and calls `on_files(paths)`
   whenever watchfiles reports a batch of changes to files the reader reads (`*.md`,
   `sessions/*.jsonl`), ignoring `.recall/` and every other dot-folder, so the index the
@@ -29,6 +31,7 @@ from recall_tui.index.schema import IndexFileError
 from recall_tui.index.store import Index
 from recall_tui.index.sync import IndexReport
 from recall_tui.vault.model import Vault
+from recall_tui.vault.patch import PATCH_MAX_FILES, patch_vault
 from recall_tui.vault.reader import read_vault
 
 #: How long watchfiles waits for an event before handing control back (ms); bounds how long
@@ -56,6 +59,12 @@ class ChangeSummary:
     """The changed paths (relative to the vault) the watcher saw; empty for a direct refresh."""
     error: str | None = None
     """Why the refresh could not complete (the engines keep the vault they had), else None."""
+    patched: bool = False
+    """True when the vault was patched with `files` alone; False when it was read again."""
+    read_ms: float = 0.0
+    """Part of `ms` spent making the new vault (the patch, or the re-read)."""
+    swap_ms: float = 0.0
+    """Part of `ms` spent swapping the new vault into the engines (`EngineSet.refresh`)."""
 
     @property
     def empty(self) -> bool:
@@ -87,25 +96,37 @@ def diff_vaults(old: Vault, new: Vault) -> tuple[tuple[str, ...], tuple[str, ...
     return added, changed, removed
 
 
-def reread(old: Vault, index: Index | None, *,
-           files: tuple[str, ...] = ()) -> tuple[Vault | None, ChangeSummary]:
+def reread(old: Vault, index: Index | None, *, files: tuple[str, ...] = (),
+           patch: bool = True) -> tuple[Vault | None, ChangeSummary]:
     """Re-read `old`'s folder and update `index` (when there is one and it is writable):
     the new vault (None when it could not be read or indexed) and what changed. The caller
     swaps the new vault in, and serialises calls (`recall_tui.engine.engines` does both).
+
+    `files` (what changed, relative to the vault) patch the vault when `patch` allows and
+    `vault.patch.patch_vault` can; else the folder is read again.
 
     Never raises for a vault that went missing or an index that cannot be written: the summary
     carries the error, and the caller keeps what it had.
     """
     t0 = time.perf_counter()
-    try:
-        new = read_vault(old.root, cache=True)
-    except OSError as exc:
-        return None, ChangeSummary((), (), (), len(old.problems), (time.perf_counter() - t0) * 1000,
-                                   None, files, f"{old.root}: {exc.strerror or exc}")
+    patched = patch_vault(old, files, max_files=PATCH_MAX_FILES) if files and patch else None
+    if patched is not None:
+        new = patched.vault
+    else:
+        try:
+            new = read_vault(old.root, cache=True)
+        except OSError as exc:
+            return None, ChangeSummary((), (), (), len(old.problems),
+                                       (time.perf_counter() - t0) * 1000, None, files,
+                                       f"{old.root}: {exc.strerror or exc}")
+    read_ms = (time.perf_counter() - t0) * 1000
     report = None
     if index is not None and not getattr(index, "read_only", False):
         try:
-            report = index.update_files(new)
+            if patched is not None:
+                report = index.update_changed(new, patched.memory_ids, patched.sessions)
+            else:
+                report = index.update_files(new)
         except (IndexFileError, apsw.Error, OSError) as exc:
             # An edit already written must not fail here: the summary carries the index
             # problem, and the next update (or open) re-indexes what changed.
@@ -113,14 +134,34 @@ def reread(old: Vault, index: Index | None, *,
                                        (time.perf_counter() - t0) * 1000, None, files,
                                        f"index not updated: {type(exc).__name__}: {exc}"
                                        if not isinstance(exc, IndexFileError) else str(exc))
-    added, changed, removed = diff_vaults(old, new)
+    if patched is not None:
+        added, changed, removed = _diff_ids(old, new, patched.memory_ids)
+    else:
+        added, changed, removed = diff_vaults(old, new)
     return new, ChangeSummary(added, changed, removed, len(new.problems),
-                              (time.perf_counter() - t0) * 1000, report, files)
+                              (time.perf_counter() - t0) * 1000, report, files,
+                              patched=patched is not None, read_ms=read_ms)
+
+
+def _diff_ids(old: Vault, new: Vault, ids: frozenset[str]
+              ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """`diff_vaults` when only the memories `ids` can differ (a patch), in the same order."""
+    if not ids:
+        return (), (), ()
+    before, after = old.memories, new.memories
+    return (
+        tuple(mid for mid in after if mid in ids and mid not in before),
+        tuple(mid for mid in after if mid in ids and mid in before
+              and before[mid].content_hash != after[mid].content_hash),
+        tuple(mid for mid in before if mid in ids and mid not in after),
+    )
 
 
 def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
     """watchfiles filter: the files read_vault reads, outside dot-folders (`.recall/`, `.git/`)
-    and not dot-files (an atomic write's temp file is one)."""
+    and not dot-files (an atomic write's temp file is one); and names without a dot, which
+    are most likely folders: a folder moved or removed is reported as the folder alone, and
+    its files must not go unseen (the patch reads the whole vault for a folder)."""
 
     def keep(_change: watchfiles.Change, path: str) -> bool:
         try:
@@ -130,7 +171,7 @@ def _relevant(root: Path) -> Callable[[watchfiles.Change, str], bool]:
         parts = rel.parts
         if not parts or any(p.startswith(".") for p in parts):
             return False
-        if parts[-1].endswith(".md"):
+        if parts[-1].endswith(".md") or "." not in parts[-1]:
             return True
         return len(parts) == 2 and parts[0] == "sessions" and parts[1].endswith(".jsonl")
 

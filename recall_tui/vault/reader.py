@@ -59,6 +59,7 @@ from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
 from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
+from recall_tui.vault.patchbasis import forget_read, note_read
 from recall_tui.vault.readcache import (
     FileKey,
     ReadCache,
@@ -368,6 +369,7 @@ def _read_vault(
     rcache = ReadCache.open(root_path) if cache else None
     fresh: list[tuple[str, FileKey, bytes]] = []
     files = _walk(root_path, problems)
+    walked = len(problems)  # (the walk's problems; the files' follow)
     decoded: dict[str, tuple[Memory | None, list[Problem]]] = {}
     keys: dict[str, FileKey | None] = {}
     all_cached = False  # every memory file's record came from the reading cache
@@ -475,6 +477,7 @@ def _read_vault(
         graph = EntityGraph.build(tuple(e for m in memories.values() for e in m.edges))
         if snap is not None:
             snap.finish(sig, records, memories, chains, graph, added)
+    walk_problems, file_problems = problems[:walked], problems[walked:]  # (for a patch)
     problems.extend(added)  # (sorted below with the digests' and transcripts')
 
     problems.sort(key=_problem_order)
@@ -491,6 +494,10 @@ def _read_vault(
     if rcache is not None:
         remember(root_path, vault, records,
                  (sig, memories, chains, graph, added) if sig is not None else None)
+        if len(records) == len(keys):  # every memory file has its record: patchable
+            note_read(vault, walk_problems, file_problems, added, records)
+        else:
+            forget_read(root_path)
     return vault
 
 
