@@ -242,11 +242,11 @@ class VectorSync:
                 need_mem_rows = []
                 todo_rows = sorted(self._novec)
                 for i in range(0, len(todo_rows), TAKE_BATCH):
-                    part = todo_rows[i : i + TAKE_BATCH]
+                    rows_part = todo_rows[i : i + TAKE_BATCH]
                     need_mem_rows += cast("list[_NeedRow]", conn.execute(
                         "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid IN "
-                        f"({','.join('?' * len(part))})",
-                        part,
+                        f"({','.join('?' * len(rows_part))})",
+                        rows_part,
                     ).fetchall())
             if turn_rows is not None and self._core.meta("embed_error"):
                 turn_rows = None  # (turns the last fill could not embed: look at all)
