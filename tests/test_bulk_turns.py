@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _state(idx: Index) -> tuple[list[tuple[str, str, bytes]], list[tuple[str]]]:
-    conn = idx._conn
+    conn = idx.core.conn
     rows = conn.execute("SELECT id, text_hash, vector FROM turns ORDER BY id").fetchall()
     schema = conn.execute(
         "SELECT sql FROM sqlite_schema WHERE name='turns_text'").fetchall()
@@ -46,7 +46,7 @@ def test_a_bulk_turn_load_ends_with_the_index_and_the_same_rows(tmp_path, monkey
     bulk = Index.open(vault, emb, path=tmp_path / "b.sqlite")
     rows, schema = _state(bulk)
     assert rows == expected[0] and schema == expected[1] == [(TURNS_TEXT_INDEX,)]
-    plan = " ".join(str(r) for r in bulk._conn.execute(
+    plan = " ".join(str(r) for r in bulk.core.conn.execute(
         "EXPLAIN QUERY PLAN SELECT rowid FROM turns WHERE text_hash=?", ("x",)).fetchall())
     assert "turns_text" in plan
     # A second sync finds the turns stored: no bulk load, the index stays.
