@@ -37,10 +37,3 @@ def quiet_libraries() -> None:
 
 
 quiet_libraries()
-
-#: One BLAS thread unless the user chose (a default, not forced). The engine's products are
-#: one query vector against the memory (or turn) matrix, memory-bound; OpenBLAS's second
-#: thread spins between them, and on a busy 2-core machine it took the CPU from the recall's
-#: own thread: 2.2x the CPU per recall at 10k memories (docs/performance.md, "pipe").
-#: Read when numpy loads, hence here, before any of the package's modules imports it.
-_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
