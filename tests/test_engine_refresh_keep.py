@@ -69,6 +69,23 @@ def test_a_new_session_keeps_the_keyword_index_and_the_calibration(live):
     assert _ranked(engine) == _fresh(root, index, cfg)
 
 
+def test_two_refreshes_with_no_recall_between_keep_the_calibration(live):
+    """The watcher's first batch re-reads the folder and the next one patches it, often with
+    no recall in between: the calibration kept by the first swap must survive the second."""
+    root, index, cfg, engine = live
+    _ranked(engine)
+    cal, bests = calibration.for_engine(engine), calibration.probe_bests(engine)
+    engines = EngineSet.of(engine)
+    for name in ("first.jsonl", "second.jsonl"):
+        (root / "sessions" / name).write_text(
+            json.dumps({"seq": 0, "role": "user", "text": "the capacity plan"}) + "\n",
+            encoding="utf-8")
+        assert engines.refresh().error is None
+    assert calibration.for_engine(engine) is cal
+    assert calibration.probe_bests(engine) is bests
+    assert _ranked(engine) == _fresh(root, index, cfg)
+
+
 def test_a_changed_memory_rebuilds_them(live):
     root, index, cfg, engine = live
     _ranked(engine)

@@ -140,6 +140,8 @@ class Engine:
             if "calibration" in old and "vector_matrix" in old:
                 self._derived["calibration_kept"] = (old["vector_matrix"], old["calibration"][1],
                                                      old.get("probe_bests"))
+            elif "calibration_kept" in old:  # two refreshes with no recall between: still kept
+                self._derived["calibration_kept"] = old["calibration_kept"]
         if self.config.keyword.enabled:
             self.keyword_index(self.config)
 
