@@ -276,21 +276,8 @@ class IndexSync:
                 after.pop(m.path, None)
                 changed.append((m, fields if fields is not None else row_fields(m), rh))
             removed_rowids = [old[0] for old in stored.values()]
-            changed_paths = [m.path for m, _, _ in changed]
             with conn:
-                old_rows = list(removed_rowids)
-                for p in changed_paths:
-                    row = conn.execute("SELECT rowid FROM memories WHERE path=?", (p,)).fetchone()
-                    if row is not None:
-                        old_rows.append(row[0])
-                for rowid in old_rows:
-                    self._delete_memory(rowid)
-                    self._vectors.note_removed(rowid)
-                for m, fields, rh in changed:
-                    rowid = self._insert_memory(m, fields, rh)
-                    after[m.path] = (rowid, rh, m.mtime)
-                    self._vectors.note_added(rowid)
-                conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
+                self._write_memory_rows(changed, removed_rowids, touched, after)
                 with bulk_turns(conn, len(vault.turns)):
                     turns_changed = self._sync_turns(vault.turns, vault.turn_logs)
                 if changed or removed_rowids or touched or turns_changed:
@@ -417,20 +404,7 @@ class IndexSync:
                     memo[m.id] = (m, after[m.path][1])
             removed_rowids = [old[0] for old in stored.values()]
             with conn:
-                old_rows = list(removed_rowids)
-                for m, _, _ in changed:
-                    row = conn.execute("SELECT rowid FROM memories WHERE path=?",
-                                       (m.path,)).fetchone()
-                    if row is not None:
-                        old_rows.append(row[0])
-                for rowid in old_rows:
-                    self._delete_memory(rowid)
-                    self._vectors.note_removed(rowid)
-                for m, fields, rh in changed:
-                    rowid = self._insert_memory(m, fields, rh)
-                    after[m.path] = (rowid, rh, m.mtime)
-                    self._vectors.note_added(rowid)
-                conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
+                self._write_memory_rows(changed, removed_rowids, touched, after)
                 turn_rows: list[int] = []
                 gone = [self._sync_session(path, turns, turn_rows)
                         for path, turns in sessions.items()]
@@ -518,6 +492,28 @@ class IndexSync:
         if self._pending_vault is not None:
             return (0, len(self._pending_vault.memories))
         return None
+
+    def _write_memory_rows(
+        self, changed: list[tuple[Memory, RowFields, str]], removed_rowids: list[int],
+        touched: list[tuple[float, int]], after: dict[str, tuple[int, str, float]],
+    ) -> None:
+        """Inside the caller's transaction: delete the rows of removed memories and the old
+        rows of changed ones, insert the changed memories (their new rowid, hash and mtime go
+        to `after`), and set the mtime of rows whose content did not change (`touched`)."""
+        conn = self._core.conn
+        old_rows = list(removed_rowids)
+        for m, _, _ in changed:
+            row = conn.execute("SELECT rowid FROM memories WHERE path=?", (m.path,)).fetchone()
+            if row is not None:
+                old_rows.append(row[0])
+        for rowid in old_rows:
+            self._delete_memory(rowid)
+            self._vectors.note_removed(rowid)
+        for m, fields, rh in changed:
+            rowid = self._insert_memory(m, fields, rh)
+            after[m.path] = (rowid, rh, m.mtime)
+            self._vectors.note_added(rowid)
+        conn.executemany("UPDATE memories SET mtime=? WHERE rowid=?", touched)
 
     def _delete_memory(self, rowid: int) -> None:
         conn = self._conn
