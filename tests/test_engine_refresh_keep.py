@@ -99,3 +99,86 @@ def test_a_changed_memory_rebuilds_them(live):
     assert engine.keyword_index(cfg) is not kw
     assert calibration.for_engine(engine) is not cal
     assert _ranked(engine) == _fresh(root, index, cfg)
+
+
+def _comparable(trace) -> dict:
+    """A trace as a plain dict without its clock readings (every ms, the query embedding's
+    time): hits, scores, every stage's candidates, drops, info and reasons, the why lines."""
+    def strip(obj):
+        if isinstance(obj, dict):
+            return {k: strip(v) for k, v in obj.items() if k not in ("ms", "start_ms", "total_ms")}
+        if isinstance(obj, list):
+            return [strip(v) for v in obj
+                    if not (isinstance(v, list) and len(v) == 2 and str(v[0]).endswith("_ms"))]
+        return obj
+    return strip(trace.to_dict())
+
+
+def _first_difference(a, b, at: str = "") -> str:
+    """Where two plain values first differ (for the assertion's message)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{at}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{at}[{i}]")
+    return f"{at}: {a!r:.300} != {b!r:.300}"
+
+
+def test_a_session_patched_in_recalls_exactly_as_a_fresh_engine_and_index(live, tmp_path):
+    """The watcher's path (a patch with the new log alone): every preset's engine keeps what
+    it built from the memories (and the index its memories' caches: only turns were written),
+    and every recall, with a why question, equals one by a fresh engine over a freshly opened
+    index, stage by stage, candidate by candidate."""
+    from recall_tui.engine.config import list_presets
+
+    root, index, cfg, engine = live
+    engines = EngineSet.of(engine)
+    presets = [p for p in list_presets(root) if p != "default"]
+    configs = {"default": cfg} | {p: load_preset(p, root).with_value("turns.enabled", True)
+                                  for p in presets}
+    for p in presets:
+        engines.for_preset(p, configs[p])
+    asked = sorted(engine.vault.memories)[:2]
+    for e in engines.engines():  # every per-vault structure built before the append
+        for q in QUERIES:
+            e.clear_cache()
+            e.recall(q, now=BENCH_NOW, why=asked)
+    before = {e.preset: dict(e._derived) for e in engines.engines()}
+    matrix = index.vectors()
+    (root / "sessions" / "patched.jsonl").write_text("\n".join(
+        json.dumps({"seq": i, "role": "user", "text": f"turn {i}: the capacity plan owner"})
+        for i in range(30)) + "\n", encoding="utf-8")
+    summary = engines.refresh(files=("sessions/patched.jsonl",))
+    assert summary.error is None and summary.patched
+    assert sum(t.session_id == "patched" for t in engine.vault.turns) == 30
+    assert index.vectors() is matrix  # the index kept its memories' matrix
+    same_matrix = 0
+    for e in engines.engines():
+        kept = [k for k in ("turn_layout", "topk.newer", "chains", "words") if k in before[e.preset]]
+        assert kept and all(e._derived[k] is before[e.preset][k] for k in kept), e.preset
+        # (An engine made before the trigram table was built holds an older matrix object:
+        # it reads the index's again, as a fresh engine would.)
+        if before[e.preset].get("vector_matrix", (None, None))[1] is matrix[1]:
+            assert e.memory_vectors() is before[e.preset]["vectors"]
+            same_matrix += 1
+    assert same_matrix
+    fresh_index = Index.open(read_vault(root, cache=True), make_bench_embedder("standin"),
+                             path=index.path)
+    try:
+        fresh_vault = read_vault(root, cache=True)
+        for name, c in configs.items():
+            kept_engine = engines.for_preset(name)
+            fresh = Engine(fresh_vault, fresh_index, c, preset=name)
+            for q in (*QUERIES, "turn 7: the capacity plan owner"):
+                kept_engine.clear_cache()
+                fresh.clear_cache()  # (the cache stage counts its entries)
+                got = kept_engine.recall(q, now=BENCH_NOW, why=asked)
+                want = fresh.recall(q, now=BENCH_NOW, why=asked)
+                a, b = _comparable(got), _comparable(want)
+                assert a == b, (name, q, _first_difference(a, b))
+            assert any(t.session_id == "patched" for t in got.turns) or not c.turns.enabled
+    finally:
+        fresh_index.close()

@@ -20,7 +20,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,6 +76,14 @@ if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run
 
 _T = TypeVar("_T")
 
+#: `_derived` entries built from the memories alone (`Engine.set_vault` keeps them while every
+#: memory is as it was): what a stage keeps per memory, or builds from the memories' fields,
+#: chains and entity graph. Every other entry (turns, digests, the vault's facts, what is read
+#: from the index) is built again, or kept only once found to be the same (`_KEPT_BY_INDEX`).
+_MEMORY_ONLY = frozenset({"chains", "topic_keys", "adj", "ppr", "ments", "words", "topk.newer",
+                          "turn_layout", "speaker.states_time"})
+_MEMORY_ONLY_PREFIXES = ("hop2.body_terms.", "hop2.speaker_terms.")
+
 _CHANNEL_STAGES: dict[str, Callable[[StageContext, RecallState], Out]] = {
     "keyword": keyword.run,
     "fuzzy": fuzzy.run,
@@ -114,22 +122,29 @@ class Engine:
 
     # --- derived structures, rebuilt on a vault change --------------------------------
 
-    def _reset_derived(self) -> None:
+    def _reset_derived(self, fingerprint: str | None = None) -> None:
         self._kw: dict[tuple[Any, ...], KeywordIndex] = {}
         self._derived: dict[str, Any] = {}
-        h = hashlib.sha256()
-        for mid, m in self.vault.memories.items():
-            h.update(f"{mid}\0{m.content_hash}\n".encode())
-        self.fingerprint = h.hexdigest()
+        if fingerprint is None:
+            h = hashlib.sha256()
+            for mid, m in self.vault.memories.items():
+                h.update(f"{mid}\0{m.content_hash}\n".encode())
+            fingerprint = h.hexdigest()
+        self.fingerprint = fingerprint
 
     def set_vault(self, vault: Vault, index: Index | None = None) -> None:
         """Swap in a re-read vault (and optionally its updated index); clears the cache."""
         fingerprint, old_index, old_kw, old = self.fingerprint, self.index, self._kw, self._derived
+        old_vault = self.vault
         self.vault = vault
         if index is not None:
             self.index = index
         self._cache.clear()
-        self._reset_derived()
+        same_memories = _same_memories(vault.memories, old_vault.memories)
+        # (The fingerprint hashes every memory: 100k of them took tens of ms per swap.)
+        self._reset_derived(fingerprint if same_memories else None)
+        if same_memories and self.index is old_index:
+            self._keep_memory_derived(old, old_vault, vault)
         if self.fingerprint == fingerprint and self.index is old_index:
             # Every memory is as it was (the same ids, each file's bytes the same: only turns,
             # digests or files that are not memories changed). What is built from the memories
@@ -145,6 +160,26 @@ class Engine:
         if self.config.keyword.enabled:
             self.keyword_index(self.config)
 
+    def _keep_memory_derived(self, old: dict[str, Any], old_vault: Vault, vault: Vault) -> None:
+        """After a swap that left every memory as it was, over the same index: take back what
+        was built from the memories alone, the digests' tokens when the digests are the same
+        object, and, for the index's memory vectors and signatures, what `memory_vectors` and
+        `signatures` take back once the index hands them the very objects they were built
+        from (an index whose memories did not change keeps them: only turns were written)."""
+        for name, value in old.items():
+            if name in _MEMORY_ONLY or name.startswith(_MEMORY_ONLY_PREFIXES):
+                self._derived[name] = value
+        if "digests" in old and vault.digests is old_vault.digests:
+            self._derived["digests"] = old["digests"]
+        if "vectors" in old and "vector_matrix" in old:
+            self._derived["vectors_kept"] = (old["vector_matrix"], old["vectors"])
+        elif "vectors_kept" in old:  # two swaps with no recall between: still kept
+            self._derived["vectors_kept"] = old["vectors_kept"]
+        if "sigs_of" in old and "sigs" in old:
+            self._derived["sigs_kept"] = (old["sigs_of"], old["sigs"], old.get("sigbits"))
+        elif "sigs_kept" in old:
+            self._derived["sigs_kept"] = old["sigs_kept"]
+
     def clear_cache(self) -> None:
         """Forget every cached recall."""
         self._cache.clear()
@@ -154,6 +189,7 @@ class Engine:
         cached recalls and the vector-derived structures, so the next recall uses them."""
         self._cache.clear()
         self._derived.pop("vectors", None)
+        self._derived.pop("vectors_kept", None)
 
     def keyword_index(self, cfg: Config) -> KeywordIndex:
         """The BM25 field index for the configuration's analysis settings (built once)."""
@@ -223,6 +259,12 @@ class Engine:
                 ids, mat = self.index.vectors()
             except Exception:  # no vectors stored: MMR falls back to Jaccard
                 return {}
+            kept = self._derived.pop("vectors_kept", None)
+            if kept is not None and kept[0][0] is ids and kept[0][1] is mat:
+                # The index's very matrix the kept dict was made from (`set_vault`).
+                self._derived["vector_matrix"] = kept[0]
+                kept_vecs: dict[str, np.ndarray] = kept[1]
+                return kept_vecs
             self._derived["vector_matrix"] = (ids, mat)
             return {mid: mat[i] for i, mid in enumerate(ids)}
         return self._memo("vectors", build)
@@ -230,11 +272,22 @@ class Engine:
     def signatures(self) -> dict[str, int]:
         """id -> 256-bit signature: the index's, else computed from the memories."""
         def build() -> dict[str, int]:
+            kept = self._derived.pop("sigs_kept", None)
             if self.index is not None:
                 try:
-                    return dict(self.index.signatures())
+                    held = self.index.signatures()
                 except Exception:  # fall through to computing them
                     pass
+                else:
+                    self._derived["sigs_of"] = held
+                    if kept is not None and kept[0] is held:
+                        # The index's very dict the kept copy was made from (`set_vault`),
+                        # and the same memories: the bit matrix stays too.
+                        if kept[2] is not None:
+                            self._derived["sigbits"] = kept[2]
+                        kept_sigs: dict[str, int] = kept[1]
+                        return kept_sigs
+                    return dict(held)
             from recall_tui.index import signature as lsh
             return {mid: lsh.signature(signature_text(m)) for mid, m in self.vault.memories.items()}
         return self._memo("sigs", build)
@@ -244,7 +297,11 @@ class Engine:
         query compares against all of them in one vectorised step."""
         def build() -> tuple[list[str], np.ndarray]:
             from recall_tui.index import signature as lsh
-            sigs = {mid: s for mid, s in self.signatures().items() if mid in self.vault.memories}
+            every = self.signatures()
+            kept: tuple[list[str], np.ndarray] | None = self._derived.get("sigbits")
+            if kept is not None:  # taken back with the signatures (`signatures`)
+                return kept
+            sigs = {mid: s for mid, s in every.items() if mid in self.vault.memories}
             ids = list(sigs)
             raw = b"".join(lsh.to_bytes(sigs[mid]) for mid in ids)
             bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
@@ -479,6 +536,21 @@ class Engine:
             fm["expires"] = _iso(m.expires)
         return {"id": m.id, "path": m.path, "verbosity": "lean", "frontmatter": fm,
                 "body": m.body_without_related}
+
+
+def _same_memories(new: Mapping[str, Memory], old: Mapping[str, Memory]) -> bool:
+    """Whether two vaults' memories are the same: the very mapping (a patch that touched no
+    memory file hands it on), or the same ids in the same order, each memory the same object
+    or read from the same file (path), bytes (content hash) and modification time: what the
+    reader builds a memory from (a memory without `created` takes the file's time), so a file
+    touched or moved counts as a change here though the fingerprint does not see it."""
+    if new is old:
+        return True
+    if len(new) != len(old) or list(new) != list(old):
+        return False
+    return all(a is b or (a.content_hash == b.content_hash and a.path == b.path
+                          and a.mtime == b.mtime)
+               for a, b in zip(new.values(), old.values(), strict=True))
 
 
 def signature_text(m: Memory) -> str:
