@@ -52,6 +52,7 @@ class IndexCore:
         self._meta_cache: dict[str, str] | None = None
         self._info_cache: dict[str, Any] | None = None
         self._nvec: int | None = None
+        self._nmem: int | None = None
         self._on_invalidate: list[Callable[[], None]] = []
         # What other processes did to the file since this one last looked.
         self.shared = SharedFile(conn, self.invalidate)
@@ -65,7 +66,7 @@ class IndexCore:
     def invalidate(self) -> None:
         """The memories or vectors changed (here or in another process): forget every cache
         of what the tables hold, the core's and each registered part's."""
-        self._nvec = None
+        self._nvec = self._nmem = None
         self.forget_meta()
         for reset in self._on_invalidate:
             reset()
@@ -125,6 +126,13 @@ class IndexCore:
                 if self.has_vec_table() else 0
         return self._nvec
 
+    def _count_memories(self) -> int:
+        """Memory rows (cached as `count_vectors`: a meta write, e.g. a session's turns
+        appended, forgets `embedder_info` but not this; ~25 ms at 100k memories)."""
+        if self._nmem is None:
+            self._nmem = self.scalar("SELECT count(*) FROM memories")
+        return self._nmem
+
     def scalar(self, sql: str) -> int:
         """`schema.scalar` on this connection: a count, a sum, a PRAGMA value."""
         return scalar(self.conn, sql)
@@ -142,7 +150,7 @@ class IndexCore:
                 "model": self.meta("embedder_model") or "",
                 "dim": dim,
                 "vectors": vectors,
-                "memories": self.scalar("SELECT count(*) FROM memories"),
+                "memories": self._count_memories(),
                 "error": self.meta("embed_error") or None,
                 "usable": self.vectors_usable and vectors > 0,
             }
