@@ -33,3 +33,9 @@ def test_term_sets_are_the_union_of_each_fields_analysis(name):
         for t in terms:
             df[t] = df.get(t, 0) + 1
     assert dict(cal.doc_freq) == df
+    # Each term's postings: its memories' positions, strictly ascending (the sorted keys of
+    # `TermSets.build` give what a stable argsort by term gave).
+    sets, ids = cal.terms, list(cal.terms)
+    for term, tid in sets.vocab.items():
+        got = sets.docs[sets.offsets[tid]:sets.offsets[tid + 1]].tolist()
+        assert got == [i for i, mid in enumerate(ids) if term in expected[mid]], term

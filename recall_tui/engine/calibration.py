@@ -71,13 +71,23 @@ class TermSets(Mapping[str, frozenset[str]]):
             tids.extend([add(t, len(vocab)) for t in ts])
             held.append(len(ts))
         tid_arr = np.frombuffer(tids, dtype=np.intc) if tids else np.zeros(0, dtype=np.intc)
-        pos_arr = np.repeat(np.arange(len(ids), dtype=np.intc),
-                            np.frombuffer(held, dtype=np.intc) if held else 0)
-        order = np.argsort(tid_arr, kind="stable")  # per term, positions stay ascending
         counts = np.bincount(tid_arr, minlength=len(vocab))
         offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return TermSets(ids, vocab, offsets, pos_arr[order].astype(np.int32, copy=False))
+        # Postings by term, positions ascending within a term: one int64 key per posting
+        # (term * memories + position; unique, as a memory holds a term once) sorted in
+        # place, then the position taken back. The same order as a stable argsort by term
+        # over the positions in memory order, without its int64 index array, its workspace
+        # and the gathered copy (~70 MB less at the peak at 100k memories).
+        n = max(len(ids), 1)
+        key = tid_arr.astype(np.int64)
+        del tid_arr, tids
+        key *= n
+        key += np.repeat(np.arange(len(ids), dtype=np.intc),
+                         np.frombuffer(held, dtype=np.intc) if held else 0)
+        key.sort()
+        np.remainder(key, n, out=key)
+        return TermSets(ids, vocab, offsets, key.astype(np.int32))
 
     def df(self, term: str) -> int:
         """How many memories hold `term`."""
