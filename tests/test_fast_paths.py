@@ -363,3 +363,48 @@ def test_settle_heap_freezes_only_a_large_vault(opened, monkeypatch):
         assert pipeline.settle_heap(vault) is True and gc.get_freeze_count() > 1000
     finally:
         gc.unfreeze()
+
+
+def test_sequential_dots_by_rows_equal_the_running_sum():
+    """The vector stage's exact re-score sums each candidate's products in float32, left to
+    right, as sqlite-vec does (`_seq_sum_f32`, a cumsum); `_seq_dots_f32` adds them one
+    dimension after another with `add.reduce` over axis 0: the same bits for every shape
+    (one row, one dimension and none included) and scale."""
+    from recall_tui.index.vectors import _seq_dots_f32, _seq_sum_f32
+
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        rows = int(rng.integers(0, 200))
+        dim = int(rng.choice([0, 1, 2, 7, 8, 9, 128, 129, 384]))
+        mat = (rng.standard_normal((rows, dim)) * rng.choice([1e-4, 1.0, 1e4])).astype(np.float32)
+        q = rng.standard_normal(dim).astype(np.float32)
+        want = _seq_sum_f32(mat * q)
+        got = _seq_dots_f32(mat, q)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (rows, dim)
+
+
+def test_hop2_rarest_by_merged_seed_lists_equals_rarest_over_the_union(opened):
+    """hop2 keeps each seed's pickable body terms sorted by rarity and merges the seeds'
+    lists (`merged_rarest`): the terms must be `rarest`'s over the union of the seeds'
+    terms, for any seeds, exclusions (query terms, speaker names) and count."""
+    from recall_tui.engine.stages import hop2
+
+    _, vault, idx = opened
+    cfg = load_preset("default")
+    engine = Engine(vault, idx, cfg)
+    kidx = engine.keyword_index(cfg)
+    body = kidx.fields["body"]
+    stem, stop = cfg.parse.stem, cfg.parse.stop_words
+    rng = random.Random(11)
+    ids = sorted(vault.memories)
+    for _ in range(150):
+        seeds = rng.sample(ids, rng.randint(1, 6))
+        seen = set().union(*(hop2.body_terms(engine, s, stem=stem, stop_words=stop)
+                             for s in seeds))
+        exclude = set(rng.sample(sorted(seen), min(len(seen), rng.randint(0, 8))))
+        df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
+        lists = [hop2.rare_terms(engine, kidx, "k", s, stem=stem, stop_words=stop)
+                 for s in seeds]
+        for n in (1, 3, 6, 40):
+            assert hop2.merged_rarest(lists, exclude, n) == \
+                hop2.rarest(seen, exclude, body.idf, df, n), (seeds, n)
