@@ -440,3 +440,32 @@ def test_a_recall_leaves_no_cyclic_garbage(opened):
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+
+
+@pytest.mark.parametrize("cls_name,args", [
+    ("Candidate", ("m1", 0.5, 3)), ("Candidate", ("m1", 0.5, 3, "cos 0.500")),
+    ("Dropped", ("m1", "floor")),
+    ("ChannelScore", ("vector", 0.81, 2)), ("ChannelScore", ("keyword", 7.5, 1, 0.4, 0.0066)),
+    ("HopInfo", ("m2", "follows", 0.8, 0.7)),
+])
+def test_trace_records_with_their_own_init_equal_the_dataclass_init(cls_name, args):
+    """Candidate, Dropped, ChannelScore and HopInfo set their fields straight into the
+    instance dict (made per candidate per recall); each must equal what the frozen
+    dataclass's generated `__init__` makes: the same fields and defaults, equality, hash,
+    repr, `replace`, still frozen."""
+    import dataclasses
+
+    from recall_tui.engine import trace
+
+    cls = getattr(trace, cls_name)
+    fields = dataclasses.fields(cls)
+    ref_cls = dataclasses.make_dataclass(
+        "Ref", [(f.name, f.type, f.default) if f.default is not dataclasses.MISSING
+                else (f.name, f.type) for f in fields], frozen=True)
+    got, ref = cls(*args), ref_cls(*args)
+    assert dataclasses.astuple(got) == dataclasses.astuple(ref)
+    assert got == cls(**{f.name: getattr(ref, f.name) for f in fields})
+    assert hash(got) == hash(cls(*args)) and repr(got) == repr(ref).replace("Ref", cls_name, 1)
+    assert dataclasses.replace(got, **{fields[0].name: "other"}) != got
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(got, fields[0].name, "x")

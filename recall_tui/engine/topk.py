@@ -31,24 +31,16 @@ def best_first(scores: np.ndarray, eligible: np.ndarray, limit: int | None) -> n
 
 def by_score(engine: StageContext, score: Mapping[str, float], ids: Iterable[str]) -> list[str]:
     """Memory ids best score first, ties: newer `updated` first, then id: the pipeline's
-    order (fuse, hops, boosts and the turn stages re-rank by it). The tie-break is one int
-    per memory kept per vault (`tie_ranks`), and the order is two stable sorts keyed by
-    bound methods (ties rank first, then the score, descending: a stable sort keeps equal
-    scores in tie order) instead of a tuple built per id per sort: the same order as
-    `sorted(ids, key=lambda mid: (-score[mid], -updated.timestamp(), mid))`
-    (tests/test_fast_paths.py)."""
-    ranks = tie_ranks(engine)
-    out = sorted(ids, key=ranks.__getitem__)
+    order (fuse, hops, boosts and the turn stages re-rank by it). Each memory's
+    `-updated.timestamp()` is kept per vault instead of being computed in every sort key of
+    every recall (the same float: `timestamp()` of the same datetime), and the order is three
+    stable sorts keyed by the id itself and by bound methods (id, then newer first, then the
+    score, descending: a stable sort keeps equal keys in the order the last one left them)
+    instead of a tuple built per id: the same order as
+    `sorted(ids, key=lambda mid: (-score[mid], newer[mid], mid))` (tests/test_fast_paths.py)."""
+    newer: dict[str, float] = engine.memo("topk.newer", lambda: {
+        mid: -m.updated.timestamp() for mid, m in engine.vault.memories.items()})
+    out = sorted(ids)
+    out.sort(key=newer.__getitem__)
     out.sort(key=score.__getitem__, reverse=True)
     return out
-
-
-def tie_ranks(engine: StageContext) -> dict[str, int]:
-    """memory id -> its place when the vault's memories are sorted by newer `updated` first,
-    then id (`-updated.timestamp()`, then the id), built once per vault."""
-    def build() -> dict[str, int]:
-        memories = engine.vault.memories
-        newer = {mid: -m.updated.timestamp() for mid, m in memories.items()}
-        ordered = sorted(memories, key=lambda mid: (newer[mid], mid))
-        return {mid: i for i, mid in enumerate(ordered)}
-    return engine.memo("topk.tie_ranks", build)
