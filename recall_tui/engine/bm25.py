@@ -228,22 +228,17 @@ class KeywordIndex:
         names = [name for name in FIELDS if weights.get(name, 0.0)]
         arr = np.asarray(docs, dtype=np.int64)
         bits = np.zeros((len(names), len(arr)), dtype=np.int64)
-        # One mask word per document: each term ORs its bit into its holders' words (a
-        # term's postings hold each document once), then the ranked documents' words are
-        # read at once: one array operation per field and term.
-        acc = np.zeros(len(self.ids), dtype=np.int64)
+        mask = np.zeros(len(self.ids), dtype=bool)
         for fi, name in enumerate(names):
             idx = self.fields[name]
-            touched = False
+            row = bits[fi]
             for j, t in enumerate(uniq):
                 holders = idx.contains(t)
                 if not len(holders):
                     continue
-                acc[holders] |= np.int64(1 << j)
-                touched = True
-            if touched:
-                bits[fi] = acc[arr]
-                acc.fill(0)
+                mask[holders] = True
+                row |= mask[arr].astype(np.int64) << j
+                mask[holders] = False
         return names, uniq, [tuple(r) for r in bits.T.tolist()]
 
     def matched_terms(self, docs: Sequence[int], terms: Sequence[str],
