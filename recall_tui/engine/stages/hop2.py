@@ -17,6 +17,7 @@ parents are."""
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.stages import StageContext
@@ -63,7 +64,12 @@ def rare_terms(engine: StageContext, kidx: KeywordIndex, key: str, mid: str, *, 
     merges its seeds' lists and walks them to the first `terms` not excluded, instead of
     looking up and sorting every term of every seed (`rarest` over their union gives the
     same terms: tests/test_fast_paths.py)."""
-    cache: dict[str, tuple[tuple[float, str], ...]] = engine.memo(f"hop2.rare_terms.{key}", dict)
+    # Held with the keyword index it was made from: its idf and df change with any memory,
+    # so a list kept across a refresh that rebuilt the index would be stale.
+    memo: list[Any] = engine.memo(f"hop2.rare_terms.{key}", lambda: [None, {}])
+    if memo[0] is not kidx:
+        memo[0], memo[1] = kidx, {}
+    cache: dict[str, tuple[tuple[float, str], ...]] = memo[1]
     got = cache.get(mid)
     if got is None:
         body = kidx.fields["body"]
