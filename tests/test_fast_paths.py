@@ -363,3 +363,109 @@ def test_settle_heap_freezes_only_a_large_vault(opened, monkeypatch):
         assert pipeline.settle_heap(vault) is True and gc.get_freeze_count() > 1000
     finally:
         gc.unfreeze()
+
+
+def test_sequential_dots_by_rows_equal_the_running_sum():
+    """The vector stage's exact re-score sums each candidate's products in float32, left to
+    right, as sqlite-vec does (`_seq_sum_f32`, a cumsum); `_seq_dots_f32` adds them one
+    dimension after another with `add.reduce` over axis 0: the same bits for every shape
+    (one row, one dimension and none included) and scale."""
+    from recall_tui.index.vectors import _seq_dots_f32, _seq_sum_f32
+
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        rows = int(rng.integers(0, 200))
+        dim = int(rng.choice([0, 1, 2, 7, 8, 9, 128, 129, 384]))
+        mat = (rng.standard_normal((rows, dim)) * rng.choice([1e-4, 1.0, 1e4])).astype(np.float32)
+        q = rng.standard_normal(dim).astype(np.float32)
+        want = _seq_sum_f32(mat * q)
+        got = _seq_dots_f32(mat, q)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (rows, dim)
+
+
+def test_hop2_rarest_by_merged_seed_lists_equals_rarest_over_the_union(opened):
+    """hop2 keeps each seed's pickable body terms sorted by rarity and merges the seeds'
+    lists (`merged_rarest`): the terms must be `rarest`'s over the union of the seeds'
+    terms, for any seeds, exclusions (query terms, speaker names) and count."""
+    from recall_tui.engine.stages import hop2
+
+    _, vault, idx = opened
+    cfg = load_preset("default")
+    engine = Engine(vault, idx, cfg)
+    kidx = engine.keyword_index(cfg)
+    body = kidx.fields["body"]
+    stem, stop = cfg.parse.stem, cfg.parse.stop_words
+    rng = random.Random(11)
+    ids = sorted(vault.memories)
+    for _ in range(150):
+        seeds = rng.sample(ids, rng.randint(1, 6))
+        seen = set().union(*(hop2.body_terms(engine, s, stem=stem, stop_words=stop)
+                             for s in seeds))
+        exclude = set(rng.sample(sorted(seen), min(len(seen), rng.randint(0, 8))))
+        df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
+        lists = [hop2.rare_terms(engine, kidx, "k", s, stem=stem, stop_words=stop)
+                 for s in seeds]
+        for n in (1, 3, 6, 40):
+            assert hop2.merged_rarest(lists, exclude, n) == \
+                hop2.rarest(seen, exclude, body.idf, df, n), (seeds, n)
+
+
+def test_a_recall_leaves_no_cyclic_garbage(opened):
+    """A recall's state is freed by reference counting when its trace and cache entry go: no
+    stage keeps a closure over the `RecallState` on the state itself (such a cycle made every
+    recall's ~600 objects wait for the cyclic collector: its young passes promoted them and
+    a generation-1 pass cost ~5 ms at 10k memories). Every preset, `why` questions, both
+    verbosities."""
+    import gc
+
+    root, vault, idx = opened
+    queries = _queries(root)[:8]
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for preset in ("default", "abmind", "bastra", "memoria", "memoryvault", "memoturn"):
+            engine = Engine(vault, idx, load_preset(preset))
+            for i, q in enumerate(queries):
+                engine.clear_cache()
+                trace = engine.recall(q, now=PINNED_NOW, why=sorted(vault.memories)[:2],
+                                      verbosity=("lean", "full")[i % 2])
+                assert trace.stages
+            engine.clear_cache()
+            del engine, trace
+            gc.collect()
+            ours = [type(o).__qualname__ for o in gc.garbage
+                    if type(o).__module__.startswith("recall_tui.engine")]
+            assert not ours, (preset, sorted(set(ours)))
+            gc.garbage.clear()
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+@pytest.mark.parametrize("cls_name,args", [
+    ("Candidate", ("m1", 0.5, 3)), ("Candidate", ("m1", 0.5, 3, "cos 0.500")),
+    ("Dropped", ("m1", "floor")),
+    ("ChannelScore", ("vector", 0.81, 2)), ("ChannelScore", ("keyword", 7.5, 1, 0.4, 0.0066)),
+    ("HopInfo", ("m2", "follows", 0.8, 0.7)),
+])
+def test_trace_records_with_their_own_init_equal_the_dataclass_init(cls_name, args):
+    """Candidate, Dropped, ChannelScore and HopInfo set their fields straight into the
+    instance dict (made per candidate per recall); each must equal what the frozen
+    dataclass's generated `__init__` makes: the same fields and defaults, equality, hash,
+    repr, `replace`, still frozen."""
+    import dataclasses
+
+    from recall_tui.engine import trace
+
+    cls = getattr(trace, cls_name)
+    fields = dataclasses.fields(cls)
+    ref_cls = dataclasses.make_dataclass(
+        "Ref", [(f.name, f.type, f.default) if f.default is not dataclasses.MISSING
+                else (f.name, f.type) for f in fields], frozen=True)
+    got, ref = cls(*args), ref_cls(*args)
+    assert dataclasses.astuple(got) == dataclasses.astuple(ref)
+    assert got == cls(**{f.name: getattr(ref, f.name) for f in fields})
+    assert hash(got) == hash(cls(*args)) and repr(got) == repr(ref).replace("Ref", cls_name, 1)
+    assert dataclasses.replace(got, **{fields[0].name: "other"}) != got
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(got, fields[0].name, "x")

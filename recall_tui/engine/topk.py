@@ -33,7 +33,14 @@ def by_score(engine: StageContext, score: Mapping[str, float], ids: Iterable[str
     """Memory ids best score first, ties: newer `updated` first, then id: the pipeline's
     order (fuse, hops, boosts and the turn stages re-rank by it). Each memory's
     `-updated.timestamp()` is kept per vault instead of being computed in every sort key of
-    every recall (the same float: `timestamp()` of the same datetime)."""
+    every recall (the same float: `timestamp()` of the same datetime), and the order is three
+    stable sorts keyed by the id itself and by bound methods (id, then newer first, then the
+    score, descending: a stable sort keeps equal keys in the order the last one left them)
+    instead of a tuple built per id: the same order as
+    `sorted(ids, key=lambda mid: (-score[mid], newer[mid], mid))` (tests/test_fast_paths.py)."""
     newer: dict[str, float] = engine.memo("topk.newer", lambda: {
         mid: -m.updated.timestamp() for mid, m in engine.vault.memories.items()})
-    return sorted(ids, key=lambda mid: (-score[mid], newer[mid], mid))
+    out = sorted(ids)
+    out.sort(key=newer.__getitem__)
+    out.sort(key=score.__getitem__, reverse=True)
+    return out

@@ -109,7 +109,7 @@ class StageRecord:
         return dict(self.info)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ChannelScore:
     """One channel's view of a hit: raw score, rank, and its share of the fused score."""
 
@@ -120,6 +120,15 @@ class ChannelScore:
     contribution: float = 0.0
     """RRF share `weight / (k + rank)`, the convex term `weight x min-max normalised raw`, or
     the linear-merge term."""
+
+    def __init__(self, channel: str, raw: float, rank: int, weight: float = 1.0,
+                 contribution: float = 0.0) -> None:  # as Candidate's: fuse makes one per
+        d = self.__dict__  # channel per candidate per recall
+        d["channel"] = channel
+        d["raw"] = raw
+        d["rank"] = rank
+        d["weight"] = weight
+        d["contribution"] = contribution
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,7 @@ class BoostFactor:
     """`mul` or `add`."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HopInfo:
     """How a 1-hop neighbour came in."""
 
@@ -151,6 +160,13 @@ class HopInfo:
     relation: str
     link_score: float
     factor: float
+
+    def __init__(self, from_id: str, relation: str, link_score: float, factor: float) -> None:
+        d = self.__dict__  # as Candidate's: hops makes one per neighbour reached per recall
+        d["from_id"] = from_id
+        d["relation"] = relation
+        d["link_score"] = link_score
+        d["factor"] = factor
 
 
 @dataclass(frozen=True)

@@ -442,6 +442,18 @@ def _seq_sum_f32(products: np.ndarray) -> np.ndarray:
     return np.cumsum(products, axis=1, dtype=np.float32)[:, -1].astype(np.float64)
 
 
+def _seq_dots_f32(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """`_seq_sum_f32(rows * q)`, the same float32 sums, 2-3x cheaper: the products are laid
+    out one dimension per row (`(dim, n)`, C order) and added row after row by `add.reduce`
+    over axis 0, which adds element-wise in order (a sum along the contiguous axis, as
+    `cumsum` or a reduce over axis 1 would need, is slower or pairwise). With fewer than two
+    rows that reduce would run along the contiguous axis (pairwise): the cumsum then."""
+    if rows.shape[0] < 2 or rows.shape[1] == 0:
+        return _seq_sum_f32(rows * q)
+    products = np.multiply(rows.T, q[:, None], order="C")
+    return np.add.reduce(products, axis=0, dtype=np.float32).astype(np.float64)
+
+
 #: How far (in cosine) BLAS's similarity may be from sqlite-vec's and still be re-checked:
 #: float32 rounding over a few thousand dimensions stays orders of magnitude below it.
 _KNN_MARGIN = 1e-3
@@ -464,7 +476,7 @@ def knn_like_sqlite_vec(ids: Sequence[str], mat: np.ndarray, ties: np.ndarray,
     approx = np.nan_to_num(approx, nan=-np.inf)
     kth = np.partition(approx, n - k)[n - k]
     cand = np.flatnonzero(approx >= kth - _KNN_MARGIN)
-    dot = _seq_sum_f32(mat[cand] * q)
+    dot = _seq_dots_f32(mat[cand], q)
     with np.errstate(divide="ignore", invalid="ignore"):
         dist = (1 - dot / (np.sqrt(sqmag[cand]) * np.sqrt(qmag))).astype(np.float32)
     order = np.lexsort((ties[cand], dist))[:k]

@@ -258,9 +258,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
             score *= value
         st.boosted[mid] = score
 
+    vector_ran = st.vector_ran  # not `st` itself: a closure kept on `st` would make a cycle
+
     def written(mid: str) -> tuple[BoostFactor, ...]:
         m, chans, count, times = args[mid]
-        return tuple(compute(m, cfg, BoostContext(t, chans, st.vector_ran, count, times, hour,
+        return tuple(compute(m, cfg, BoostContext(t, chans, vector_ran, count, times, hour,
                                                   wday, topic))[0])
 
     st.boosts = Factors(list(args), written)

@@ -198,15 +198,16 @@ def decide(engine: StageContext, st: RecallState, kept: list[str], floor: float,
         return []
     if st.cfg.floor.scale == "evidence":
         before = dict(st.final)
+        final = st.final  # not `st` itself: a closure kept on `st` would make a cycle
         for mid in kept:
-            st.final[mid] = EVIDENCE_SCALE * ev[mid].value
+            final[mid] = EVIDENCE_SCALE * ev[mid].value
 
         def evidence_scaled(mid: str) -> str:
             e = ev.get(mid)
             if e is None:
                 return written(mid)
             return (f"evidence scale: {EVIDENCE_SCALE:g} x E = {EVIDENCE_SCALE:g} x "
-                    f"{e.value:.4g} = {st.final.get(mid, 0.0):.4g} (the same meaning in every "
+                    f"{e.value:.4g} = {final.get(mid, 0.0):.4g} (the same meaning in every "
                     f"recall: 50 = every query term matched or a cosine at the vault's "
                     f"same-subject level; fusion_max would show {before.get(mid, 0.0):.4g}); "
                     f"{e.describe()}")

@@ -16,6 +16,10 @@ parents are."""
 
 from __future__ import annotations
 
+import heapq
+from typing import Any
+
+from recall_tui.engine.bm25 import KeywordIndex
 from recall_tui.engine.stages import StageContext
 from recall_tui.engine.stages.turn_layout import layout, note, resort
 from recall_tui.engine.state import Out, RecallState
@@ -53,6 +57,48 @@ def body_terms(engine: StageContext, mid: str, *, stem: bool, stop_words: bool) 
     return terms
 
 
+def rare_terms(engine: StageContext, kidx: KeywordIndex, key: str, mid: str, *, stem: bool,
+               stop_words: bool) -> tuple[tuple[float, str], ...]:
+    """A seed's body terms that `rarest` may pick (held by two memories or more), as
+    (-idf, term) in `rarest`'s order, kept per vault and keyword index (`key`): a recall
+    merges its seeds' lists and walks them to the first `terms` not excluded, instead of
+    looking up and sorting every term of every seed (`rarest` over their union gives the
+    same terms: tests/test_fast_paths.py)."""
+    # Held with the keyword index it was made from: its idf and df change with any memory,
+    # so a list kept across a refresh that rebuilt the index would be stale.
+    memo: list[Any] = engine.memo(f"hop2.rare_terms.{key}", lambda: [None, {}])
+    if memo[0] is not kidx:
+        memo[0], memo[1] = kidx, {}
+    cache: dict[str, tuple[tuple[float, str], ...]] = memo[1]
+    got = cache.get(mid)
+    if got is None:
+        body = kidx.fields["body"]
+        span, idf = body.span, body.idf
+        got = cache[mid] = tuple(sorted(
+            (-idf.get(t, 0.0), t)
+            for t in body_terms(engine, mid, stem=stem, stop_words=stop_words)
+            if t in span and span[t][1] - span[t][0] >= 2))
+    return got
+
+
+def merged_rarest(lists: list[tuple[tuple[float, str], ...]], exclude: set[str] | frozenset[str],
+                  n: int) -> list[str]:
+    """`rarest` over the union of the seeds' `rare_terms` lists (n >= 1): their merge in
+    (-idf, term) order, each term once, the excluded ones skipped, the first `n`."""
+    out: list[str] = []
+    last = None
+    for _w, t in heapq.merge(*lists):
+        if t == last:  # the same term from another seed: equal keys arrive together
+            continue
+        last = t
+        if t in exclude:
+            continue
+        out.append(t)
+        if len(out) == n:
+            break
+    return out
+
+
 def speaker_terms(engine: StageContext, *, stem: bool, stop_words: bool) -> frozenset[str]:
     """The analysed terms of every speaker name (never a hop term), built once per vault."""
     return engine.memo(f"hop2.speaker_terms.{stem}.{stop_words}", lambda: frozenset(
@@ -70,9 +116,15 @@ def run(engine: StageContext, st: RecallState) -> Out:
     body = kidx.fields["body"]
     stem, stop = st.cfg.parse.stem, st.cfg.parse.stop_words
     exclude = set(st.query.terms) | speaker_terms(engine, stem=stem, stop_words=stop)
-    seen = set().union(*(body_terms(engine, s, stem=stem, stop_words=stop) for s in seeds))
-    df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
-    terms = rarest(seen, exclude, body.idf, df, cfg.terms)
+    if cfg.terms >= 1:
+        kcfg = st.cfg.keyword
+        key = f"{kcfg.k1}.{kcfg.b}.{kcfg.epsilon}.{stem}.{stop}"
+        terms = merged_rarest([rare_terms(engine, kidx, key, s, stem=stem, stop_words=stop)
+                               for s in seeds], exclude, cfg.terms)
+    else:
+        seen = set().union(*(body_terms(engine, s, stem=stem, stop_words=stop) for s in seeds))
+        df = {t: body.span[t][1] - body.span[t][0] for t in seen if t in body.span}
+        terms = rarest(seen, exclude, body.idf, df, cfg.terms)
     info = [("seeds", " ".join(seeds)), ("terms", " ".join(terms) or "(none)"),
             ("factor", f"{cfg.factor:g}")]
     if not terms:
