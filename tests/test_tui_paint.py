@@ -481,3 +481,62 @@ async def test_tables_draw_the_same_lines_as_datatable(engine):
                 direct = _drawn(table, True)
                 assert any("…" in t for line in direct for t, _ in line) or focused
                 assert direct == _drawn(table, False), type(table).__name__
+
+
+async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_bytes(engine):
+    """Each partial frame while typing, changing hits and clearing the query is rendered both
+    ways: Textual's (every widget meeting the crop asked for its lines) and the recall view's
+    (`SparseCompositor`: only the widgets meeting a dirty region). The terminal bytes are the
+    same in every frame, and the footer, far from what a keystroke changes, is asked by
+    Textual's way only."""
+    from textual.widgets import Footer
+
+    from recall_tui.tui.sparse_paint import SparseCompositor
+
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        comp = app.main()._compositor
+        assert isinstance(comp, SparseCompositor)
+        footer = app.main().query_one(Footer)
+        asked = {True: 0, False: 0}
+        footer_lines = footer.render_lines
+
+        def count_footer(crop: Any) -> Any:
+            asked[comp.sparse] += 1
+            return footer_lines(crop)
+
+        footer.render_lines = count_footer  # type: ignore[method-assign]
+        frames: list[tuple[str, str]] = []
+        inner = comp.render_partial_update
+
+        def both() -> Any:
+            dirty = set(comp._dirty_regions)
+            comp.sparse = False
+            try:
+                full = inner()
+            finally:
+                comp.sparse = True
+            comp._dirty_regions.update(dirty)
+            sparse = inner()
+            assert (full is None) == (sparse is None)
+            if full is not None and sparse is not None:
+                frames.append((full.render_segments(app.console),
+                               sparse.render_segments(app.console)))
+            return sparse
+
+        comp.render_partial_update = both  # type: ignore[method-assign]
+        await recall_postgres(app, pilot)
+        for text in ("postgres upgradx", "qqqqzzz", "postgres", ""):
+            app.main().query_one("#query").value = text
+            await wait_until(pilot, lambda t=text: not app.recall_pending and (
+                app.trace is None if not t else app.trace is not None
+                and app.trace.query == t), f"the recall of {text!r}")
+            await pilot.pause()
+        await pilot.press("j", "j")  # a cursor move in the hits box: a small frame
+        await pilot.pause()
+        assert len(frames) >= 5
+        for full, sparse in frames:
+            assert sparse == full
+        assert asked[False] > 0 and asked[True] < asked[False]
