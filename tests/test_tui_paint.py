@@ -464,6 +464,7 @@ def test_one_line_cells_draw_as_rich_draws_them():
 async def test_tables_draw_the_same_lines_as_datatable(engine):
     """The stages and hits boxes' lines (zebra rows, the cursor's row focused and not, cells
     cut with …) from the direct path equal DataTable's own, segment for segment."""
+    from recall_tui.tui.widgets.explain import ExplanationTree
     from recall_tui.tui.widgets.results import ResultsTable
     from recall_tui.tui.widgets.waterfall import Waterfall
 
@@ -481,6 +482,32 @@ async def test_tables_draw_the_same_lines_as_datatable(engine):
                 direct = _drawn(table, True)
                 assert any("…" in t for line in direct for t, _ in line) or focused
                 assert direct == _drawn(table, False), type(table).__name__
+        # the explanation tree's lines with one paint's styles worked out once (`PaintPass`)
+        # equal Tree's own, which asks for them on every line
+        tree = app.main().query_one(ExplanationTree)
+        tree.focus()
+        for hit in app.trace.hits[:3]:
+            tree.show(hit)
+            tree.move_cursor_to_line(2)
+            await pilot.pause()
+            once = _tree_drawn(tree, memo=True)
+            assert len(once) == tree.size.height and any("…" in t for line in once
+                                                         for t, _ in line)
+            assert once == _tree_drawn(tree, memo=False)
+
+
+def _tree_drawn(tree: Any, memo: bool) -> list[list[tuple[str, Any]]]:
+    """Every visible line of `tree` as (text, style) pairs, drawn from empty caches with the
+    per-paint memo (`PaintPass.render_lines`) or without it (Tree's own `render_lines`, each
+    line asking for its styles)."""
+    from textual.geometry import Region
+    from textual.widgets import Tree
+
+    tree._line_cache.clear()
+    tree._styles_cache.clear()
+    crop = Region(0, 0, tree.size.width, tree.size.height)
+    strips = tree.render_lines(crop) if memo else Tree.render_lines(tree, crop)
+    return [[(s.text, s.style) for s in strip] for strip in strips]
 
 
 async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_bytes(engine):
@@ -513,6 +540,12 @@ async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_byt
 
         def both() -> Any:
             dirty = set(comp._dirty_regions)
+            # a paint can change what the next one draws (a tree builds its lines on its
+            # first paint and its scrollbar follows): paint once to settle (the recall
+            # view's way, first after a layout: what the compositor derives and keeps from
+            # the widgets' map, the cuts of each line, must stay whole), then compare
+            inner()
+            comp._dirty_regions.update(dirty)
             comp.sparse = False
             try:
                 full = inner()
@@ -540,3 +573,14 @@ async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_byt
         for full, sparse in frames:
             assert sparse == full
         assert asked[False] > 0 and asked[True] < asked[False]
+        # a whole frame after them (a screenshot) still draws every row: the query bar too
+        await pilot.resize_terminal(SIZE[0], SIZE[1] + 1)  # a layout: the cuts are new
+        await pilot.pause()
+        app.main().query_one("#query").value = "postgres upgrade"
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == "postgres upgrade", "the recall")
+        await pilot.pause()
+        from tests.test_tui_app import screen_text
+
+        rows = screen_text(app).split("\n")
+        assert "postgres upgrade" in rows[0] and "1 Recall" in "".join(rows[1:5])

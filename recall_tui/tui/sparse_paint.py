@@ -18,13 +18,12 @@ skips them). A full frame (after a layout) asks every widget, as before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
 from textual._compositor import ChopsUpdate, Compositor
 from textual.geometry import Region
-
-if TYPE_CHECKING:
-    from textual.widget import Widget
+from textual.strip import Strip
 
 
 class SparseCompositor(Compositor):
@@ -44,23 +43,27 @@ class SparseCompositor(Compositor):
         finally:
             self._painting = ()
 
-    @property
-    def visible_widgets(self) -> dict[Widget, tuple[Region, Region]]:
-        """Textual's map of the visible widgets to their region and clip; while a partial
-        frame renders, only those whose visible part meets one of its dirty regions."""
-        visible = super().visible_widgets
+    def _get_renders(self, crop: Region | None = None,
+                     ) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        """Textual's `_get_renders`; while a partial frame renders, only for the widgets whose
+        visible part meets one of its dirty regions. (The map of visible widgets itself is
+        left whole: the compositor derives and keeps other things from it, the cuts of each
+        line among them.)"""
         dirty = self._painting
-        if not dirty:
-            return visible
-        meets = _meets_any
-        return {widget: rc for widget, rc in visible.items() if meets(rc, dirty)}
-
-
-def _meets_any(region_clip: tuple[Region, Region], dirty: tuple[Region, ...]) -> bool:
-    region, clip = region_clip
-    shown = region.intersection(clip)
-    overlaps = shown.overlaps
-    return any(overlaps(d) for d in dirty)
+        if not dirty or crop is None:
+            yield from super()._get_renders(crop)
+            return
+        for widget, (region, clip) in list(self.visible_widgets.items()):
+            shown = region.intersection(clip)
+            if not any(shown.overlaps(d) for d in dirty):
+                continue
+            if clip.contains_region(region):
+                yield region, clip, widget.render_lines(Region(0, 0, region.width, region.height))
+            else:
+                x, y, width, height = shown
+                if width and height:
+                    yield region, clip, widget.render_lines(
+                        Region(x - region.x, y - region.y, width, height))
 
 
 def use_sparse_paint(screen: Any) -> None:
