@@ -464,6 +464,7 @@ def test_one_line_cells_draw_as_rich_draws_them():
 async def test_tables_draw_the_same_lines_as_datatable(engine):
     """The stages and hits boxes' lines (zebra rows, the cursor's row focused and not, cells
     cut with …) from the direct path equal DataTable's own, segment for segment."""
+    from recall_tui.tui.widgets.explain import ExplanationTree
     from recall_tui.tui.widgets.results import ResultsTable
     from recall_tui.tui.widgets.waterfall import Waterfall
 
@@ -481,3 +482,109 @@ async def test_tables_draw_the_same_lines_as_datatable(engine):
                 direct = _drawn(table, True)
                 assert any("…" in t for line in direct for t, _ in line) or focused
                 assert direct == _drawn(table, False), type(table).__name__
+        # the explanation tree's lines with one paint's styles worked out once (`PaintPass`)
+        # equal Tree's own, which asks for them on every line
+        tree = app.main().query_one(ExplanationTree)
+        tree.focus()
+        for hit in app.trace.hits[:3]:
+            tree.show(hit)
+            tree.move_cursor_to_line(2)
+            await pilot.pause()
+            once = _tree_drawn(tree, memo=True)
+            assert len(once) == tree.size.height and any("…" in t for line in once
+                                                         for t, _ in line)
+            assert once == _tree_drawn(tree, memo=False)
+
+
+def _tree_drawn(tree: Any, memo: bool) -> list[list[tuple[str, Any]]]:
+    """Every visible line of `tree` as (text, style) pairs, drawn from empty caches with the
+    per-paint memo (`PaintPass.render_lines`) or without it (Tree's own `render_lines`, each
+    line asking for its styles)."""
+    from textual.geometry import Region
+    from textual.widgets import Tree
+
+    tree._line_cache.clear()
+    tree._styles_cache.clear()
+    crop = Region(0, 0, tree.size.width, tree.size.height)
+    strips = tree.render_lines(crop) if memo else Tree.render_lines(tree, crop)
+    return [[(s.text, s.style) for s in strip] for strip in strips]
+
+
+async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_bytes(engine):
+    """Each partial frame while typing, changing hits and clearing the query is rendered both
+    ways: Textual's (every widget meeting the crop asked for its lines) and the recall view's
+    (`SparseCompositor`: only the widgets meeting a dirty region). The terminal bytes are the
+    same in every frame, and the footer, far from what a keystroke changes, is asked by
+    Textual's way only."""
+    from textual.widgets import Footer
+
+    from recall_tui.tui.sparse_paint import SparseCompositor
+
+    app = new_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None and not app.recall_pending,
+                         "the engine to open")
+        comp = app.main()._compositor
+        assert isinstance(comp, SparseCompositor)
+        footer = app.main().query_one(Footer)
+        asked = {True: 0, False: 0}
+        footer_lines = footer.render_lines
+
+        def count_footer(crop: Any) -> Any:
+            asked[comp.sparse] += 1
+            return footer_lines(crop)
+
+        footer.render_lines = count_footer  # type: ignore[method-assign]
+        frames: list[tuple[str, str]] = []
+        inner = comp.render_partial_update
+
+        def both() -> Any:
+            dirty = set(comp._dirty_regions)
+            # a paint can change what the next one draws (a tree builds its lines on its
+            # first paint and its scrollbar follows): paint once to settle (the recall
+            # view's way, first after a layout: what the compositor derives and keeps from
+            # the widgets' map, the cuts of each line, must stay whole), then compare
+            inner()
+            comp._dirty_regions.update(dirty)
+            comp.sparse = False
+            try:
+                full = inner()
+            finally:
+                comp.sparse = True
+            comp._dirty_regions.update(dirty)
+            comp._cuts = None  # as after a scroll: the partial frame works the cuts out
+            sparse = inner()
+            kept = comp._cuts
+            comp._cuts = None  # ...from the whole map of widgets, as outside a frame
+            assert kept is None or kept == comp.cuts
+            assert (full is None) == (sparse is None)
+            if full is not None and sparse is not None:
+                frames.append((full.render_segments(app.console),
+                               sparse.render_segments(app.console)))
+            return sparse
+
+        comp.render_partial_update = both  # type: ignore[method-assign]
+        await recall_postgres(app, pilot)
+        for text in ("postgres upgradx", "qqqqzzz", "postgres", ""):
+            app.main().query_one("#query").value = text
+            await wait_until(pilot, lambda t=text: not app.recall_pending and (
+                app.trace is None if not t else app.trace is not None
+                and app.trace.query == t), f"the recall of {text!r}")
+            await pilot.pause()
+        await pilot.press("j", "j")  # a cursor move in the hits box: a small frame
+        await pilot.pause()
+        assert len(frames) >= 5
+        for full, sparse in frames:
+            assert sparse == full
+        assert asked[False] > 0 and asked[True] < asked[False]
+        # a whole frame after them (a screenshot) still draws every row: the query bar too
+        await pilot.resize_terminal(SIZE[0], SIZE[1] + 1)  # a layout: the cuts are new
+        await pilot.pause()
+        app.main().query_one("#query").value = "postgres upgrade"
+        await wait_until(pilot, lambda: not app.recall_pending and app.trace is not None
+                         and app.trace.query == "postgres upgrade", "the recall")
+        await pilot.pause()
+        from tests.test_tui_app import screen_text
+
+        rows = screen_text(app).split("\n")
+        assert "postgres upgrade" in rows[0] and "1 Recall" in "".join(rows[1:5])

@@ -23,6 +23,7 @@ from recall_tui.tui.panes.supersession import SupersessionPane
 from recall_tui.tui.panes.timings import TimingsPane
 from recall_tui.tui.panes.tuning import TuningPane
 from recall_tui.tui.panes.vault import VaultPane, VaultTree
+from recall_tui.tui.sparse_paint import use_sparse_paint
 from recall_tui.tui.widgets.explain import ExplanationTree, StageDetail
 from recall_tui.tui.widgets.query_bar import QueryBar, RecallRequest
 from recall_tui.tui.widgets.results import ResultsTable
@@ -166,6 +167,7 @@ class MainScreen(Screen):
 
     def __init__(self, request: RecallRequest, presets: list[str], stable_timings: bool) -> None:
         super().__init__()
+        use_sparse_paint(self)  # a frame asks only the widgets it repaints for their lines
         self.request = request
         self.presets = presets
         self.stable_timings = stable_timings

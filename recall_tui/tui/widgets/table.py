@@ -6,8 +6,8 @@ list-like widget, so one keymap entry remaps them everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -136,7 +136,59 @@ class SteadyBox:
         widget.scroll_y = widget.validate_scroll_y(widget.scroll_y)
 
 
-class VimTable(DataTable):
+if TYPE_CHECKING:  # the mixin's super() is a Widget's (it comes before one in the MRO)
+    from textual.widget import Widget as _WidgetBase
+else:
+    _WidgetBase = object
+
+
+class PaintPass(_WidgetBase):
+    """One paint of a widget's visible lines (`render_lines`) works out once what each line
+    asks again and again: the widget's style (Textual walks every ancestor's CSS for it on
+    each call), its component styles and its size. Nothing a paint reads changes during it, so the
+    lines are the same; `_pass` is also where a subclass keeps its own per-paint values."""
+
+    _pass: dict[Any, Any] | None = None
+
+    def render_lines(self, crop: Any) -> Any:
+        self._pass = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
+    def _once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """`compute()`, worked out once per paint (every time outside one)."""
+        memo = self._pass
+        if memo is None:
+            return compute()
+        value = memo.get(key)
+        if value is None:
+            value = memo[key] = compute()
+        return value
+
+    @property
+    def rich_style(self) -> Style:
+        style: Style = self._once("style", lambda: super(PaintPass, self).rich_style)
+        return style
+
+    @property
+    def size(self) -> Size:
+        size: Size = self._once("size", lambda: super(PaintPass, self).size)
+        return size
+
+    def get_component_rich_style(self, *names: str, partial: bool = False,
+                                 default: Any = None) -> Any:
+        return self._once(("component", names, partial, default),
+                          lambda: super(PaintPass, self).get_component_rich_style(
+                              *names, partial=partial, default=default))
+
+    def get_component_styles(self, *names: str) -> Any:
+        return self._once(("styles", names),
+                          lambda: super(PaintPass, self).get_component_styles(*names))
+
+
+class VimTable(PaintPass, DataTable):
     """A row-cursor DataTable with vim motions; cells are Rich `Text`, never markup strings.
 
     Columns named in `flex` share the width the other columns leave (each up to the width its
@@ -339,26 +391,6 @@ class VimTable(DataTable):
     #: Rendered lines kept by what they show (see `_render_line`); cleared when this big.
     LINE_CACHE_MAX = 1024
 
-    def render_lines(self, crop: Any) -> Any:
-        """One paint of the visible lines. What every line asks again and again is worked
-        out once per paint: the widget's style (Textual walks every ancestor's CSS for it on
-        each call), the zebra row styles and the column order and widths."""
-        self._pass = {}
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._pass = None
-
-    @property
-    def rich_style(self) -> Any:  # type: ignore[override]
-        memo = self.__dict__.get("_pass")
-        if memo is None:
-            return super().rich_style
-        style = memo.get("style")
-        if style is None:
-            style = memo["style"] = super().rich_style
-        return style
-
     def _get_row_style(self, row_index: int, base_style: Any) -> Any:
         memo = self.__dict__.get("_pass")
         if memo is None or row_index < self.fixed_rows:
@@ -558,7 +590,7 @@ def _width(cell: Any) -> int:
     return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
-class VimTree(Tree):
+class VimTree(PaintPass, Tree):
     """A Tree with vim motions. Labels must be passed as `Text` (a str would be parsed as markup)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -580,7 +612,8 @@ class VimTree(Tree):
         width = (line._get_guide_width(self.guide_depth, self.show_root)
                  + self.get_label_width(line.node))
         # the cells a vertical scrollbar covers are not seen: the … goes before them
-        seen = min(strip.cell_length, self.scrollable_content_region.width or strip.cell_length)
+        room = self._once("room", lambda: self.scrollable_content_region.width)
+        seen = min(strip.cell_length, room or strip.cell_length)
         if width <= x1 + seen or seen < 2:
             return strip
         cut = list(strip.crop(seen - 1, seen))
