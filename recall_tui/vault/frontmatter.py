@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
 from typing import Any
 
 import yaml
@@ -249,8 +250,11 @@ _KNOWN = frozenset(KNOWN_KEYS)
 
 # --- the fast path --------------------------------------------------------------------------
 
-_FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?:[ ]+(.*?))?[ ]*$")
-_FAST_ITEM = re.compile(r"( *)-(?:[ ]+(.*?))?[ ]*$")
+#: A `key: value` line and a `- item` line; the value's trailing spaces are stripped after the
+#: match (a greedy group and `rstrip`, not a lazy one: the lazy group tried the end at every
+#: character of a long summary).
+_FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: +(.*))?$")
+_FAST_ITEM = re.compile(r"( *)-(?: +(.*))?$")
 #: Characters a plain YAML scalar may not start with (then PyYAML decides).
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _NOT_PLAIN = re.compile(r"^[?:,\[\]{}#&*!|>'\"%@`]|^-(?: |$)|: | #|:$")
@@ -304,6 +308,8 @@ def _fast_front(fm: str, first_line: int, rel: str, problems: list[Problem]) -> 
             if m is None:
                 return None
             key, rest = m.groups()
+            if rest:
+                rest = rest.rstrip(" ")
             key_line = first_line + i
             i += 1
             if key in raw:
@@ -333,6 +339,8 @@ def _fast_front(fm: str, first_line: int, rel: str, problems: list[Problem]) -> 
                         return None
                     break
                 lead, item = im.groups()
+                if item:
+                    item = item.rstrip(" ")
                 if indent < 0:
                     indent = len(lead)
                 elif len(lead) != indent:
@@ -373,21 +381,64 @@ def _fast_value(text: str, flow: bool) -> tuple[Any, str | None]:
                 raise _NotFast
             out[_fast_value(k, True)[0]] = _fast_value(v.strip(), True)[0]
         return out, None
+    if len(text) > _SCALAR_CACHE_CHARS:
+        got = _fast_scalar(text, first, flow)
+    else:
+        cache = _FLOW_SCALARS if flow else _BLOCK_SCALARS
+        got = cache.get(text)
+        if got is None:
+            got = _fast_scalar(text, first, flow)
+            if len(cache) >= _SCALAR_CACHE_MAX:
+                cache.clear()
+            cache[text] = got
+    if got is _REFUSED:
+        raise _NotFast
+    return got
+
+
+#: Short scalars seen before, by text (one table for block values, one for flow items): their
+#: (value, source) or _REFUSED. Values, tags, ids and numbers repeat across a vault's files;
+#: every cached value is immutable (text, number, bool, None, date), so sharing it is safe.
+_BLOCK_SCALARS: dict[str, Any] = {}
+_FLOW_SCALARS: dict[str, Any] = {}
+_SCALAR_CACHE_CHARS = 48
+_SCALAR_CACHE_MAX = 1 << 15
+_REFUSED = object()
+
+
+def _fast_scalar(text: str, first: str, flow: bool) -> Any:
+    """One scalar (`_fast_value` without the collections): (value, source) or _REFUSED."""
     if first == '"':
         inner = text[1:-1]
         if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
-            raise _NotFast
+            return _REFUSED
         return inner, inner
     if first == "'":
         inner = text[1:-1]
         if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
-            raise _NotFast
+            return _REFUSED
         return inner.replace("''", "'"), inner.replace("''", "'")
     if (_NOT_PLAIN_FLOW if flow else _NOT_PLAIN).search(text):
-        raise _NotFast
+        return _REFUSED
     if first not in _TYPED_FIRST and not _TYPED_ANY_FIRST:  # no typed value starts so
         return text, text
-    return _resolve_plain(text), text
+    if _PLAIN_STAMP.match(text):  # the common timestamp shapes, built as PyYAML builds them
+        try:
+            if len(text) == 10:
+                return date(int(text[:4]), int(text[5:7]), int(text[8:10])), text
+            return datetime(int(text[:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]),
+                            int(text[14:16]), int(text[17:19]), tzinfo=timezone.utc), text
+        except ValueError:  # (an impossible date: PyYAML's path keeps it as text)
+            pass
+    try:
+        return _resolve_plain(text), text
+    except _NotFast:
+        return _REFUSED
+
+
+#: `2026-01-31` and `2026-01-31T10:00:00Z`: what PyYAML's implicit timestamp resolver matches
+#: in these shapes (ASCII digits only) and builds as a `date`, or a `datetime` in UTC.
+_PLAIN_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?\Z")
 
 
 @functools.lru_cache(maxsize=1 << 16)
