@@ -100,8 +100,8 @@ _ROLES = {r.value: r for r in Role}
 _new = object.__new__
 
 
-_DT = "\x00datetime"
-_DAY = "\x00date"
+_DT = sys.intern("\x00datetime")
+_DAY = sys.intern("\x00date")
 #: Strings up to this length are interned in the cache records (types, statuses, tags,
 #: entity names, frontmatter keys): 100k memories then share one object per distinct value.
 _INTERN_MAX = 40
@@ -180,8 +180,8 @@ _REF_FIELDS = frozenset({
     "topic_path", "topic_key", "status", "supersedes", "superseded_by", "tier", "source",
     "session_id", "lang", "original",
 })
-_REF = "\x00field"
-_REFL = "\x00fieldlist"
+_REF = sys.intern("\x00field")
+_REFL = sys.intern("\x00fieldlist")
 
 
 def _ref_kind(v: object, mv: object) -> str | None:
@@ -206,20 +206,28 @@ def _pack_front(raw: dict[str, Any], m: Memory | None = None) -> tuple[int, obje
     `valid_from` date)."""
     refs: list[int] = []
     tagged: dict[str, Any] = {}
+    done: dict[int, Any] = {}  # (one for the whole mapping: YAML aliases stay shared)
+    intern, most = _intern, _INTERN_MAX
     for k, v in raw.items():
+        # Each value interned as `_share` of the whole mapping would, without walking the
+        # tuples made here (their tags are interned already).
         t = type(v)
         if t is datetime:
-            v = (_DT, v.isoformat())
+            v = (_DT, intern(v.isoformat()))
         elif t is date:
-            v = (_DAY, v.isoformat())
-        elif m is not None and k in _REF_FIELDS:
-            kind = _ref_kind(v, getattr(m, k))
-            if kind is not None:
-                v = (kind, len(refs))
-                refs.append(_IDX[k])
-        tagged[k] = v
+            v = (_DAY, intern(v.isoformat()))
+        elif m is not None and k in _REF_FIELDS and \
+                (kind := _ref_kind(v, getattr(m, k))) is not None:
+            v = (kind, len(refs))
+            refs.append(_IDX[k])
+        elif t is str:
+            if len(v) <= most:
+                v = intern(v)
+        elif t is list or t is dict or t is tuple:
+            v = _share(v, done)
+        tagged[intern(k) if type(k) is str and len(k) <= most else _share(k, done)] = v
     try:
-        return 0, marshal.dumps(_share(tagged)), tuple(refs)
+        return 0, marshal.dumps(tagged), tuple(refs)
     except ValueError:
         return 1, pickle.dumps(raw, protocol=5), ()
 
