@@ -21,6 +21,11 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _EDGE_TEXT = re.compile(r"^(?P<s>.+?)\s*-\[(?P<r>[^\]]*)\]->\s*(?P<o>.+)$", re.DOTALL)
 _UTC = timezone.utc
+#: isinstance() with a tuple: a union (`int | float`) checks half as fast, and these run for
+#: nearly every key of every file of a first read.
+_COLLECTIONS = (list, dict)
+_SCALARS = (bool, int, float, date)
+_NUMBERS = (int, float)
 
 
 # --------------------------------------------------------------------------------------------
@@ -60,11 +65,11 @@ def _scalar_text(value: Any, source: str | None) -> str | None:
     source text back so a title `2026` stays "2026". None for lists and mappings."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list | dict):
+    if isinstance(value, _COLLECTIONS):
         return None
     if source is not None:
         return source
-    if isinstance(value, bool | int | float | date):
+    if isinstance(value, _SCALARS):
         return str(value)
     return None
 
@@ -90,7 +95,7 @@ def _to_datetime(value: Any) -> datetime | None:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         return None
     value = float(value)
     return value if math.isfinite(value) else None
