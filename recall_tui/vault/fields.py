@@ -139,9 +139,9 @@ class _Keys:
 
     def text(self, key: str, default: str | None, using: str | None = None) -> str | None:
         """A string key; `using` names a computed default in the problem message."""
-        if not self.given(key):
+        value = self.raw.get(key)  # (`given`, inline: most keys of most files are absent)
+        if value is None:
             return default
-        value = self.raw[key]
         text = _scalar_text(value, self.source.get(key))
         if text is None:
             shown = using or (_show(default) if default is not None else "none")
@@ -167,9 +167,10 @@ class _Keys:
     def optional_number(
         self, key: str, lo: float, hi: float, default: float | None = None
     ) -> float | None:
-        if not self.given(key):
+        raw = self.raw.get(key)  # (`given`, inline)
+        if raw is None:
             return default
-        value = _number(self.raw[key])
+        value = _number(raw)
         if value is None or not lo <= value <= hi:
             using = _fmt_num(default) if default is not None else "none"
             self.bad(key, self.raw[key], f"a number {_fmt_num(lo)}..{_fmt_num(hi)}", using)
@@ -178,9 +179,10 @@ class _Keys:
 
     def when(self, key: str, default: datetime | None, using: str = "none") -> datetime | None:
         """A date or datetime key; `using` names the default in the problem message."""
-        if not self.given(key):
+        raw = self.raw.get(key)  # (`given`, inline)
+        if raw is None:
             return default
-        value = _to_datetime(self.raw[key])
+        value = _to_datetime(raw)
         if value is None:
             self.bad(key, self.raw[key], "an ISO-8601 date or datetime", using)
             return default
@@ -188,15 +190,17 @@ class _Keys:
 
     def texts(self, key: str) -> tuple[str, ...]:
         """A list of strings; one string is a list of one. Bad items are dropped."""
-        if not self.given(key):
+        value = self.raw.get(key)  # (`given`, inline)
+        if value is None:
             return ()
-        value = self.raw[key]
         if not isinstance(value, list):
             text = _scalar_text(value, self.source.get(key))
             if text is None:
                 self.bad(key, value, "a list of text", "[]")
                 return ()
             return (text.strip(),) if text.strip() else ()
+        if all(type(item) is str for item in value):  # (each item its own text, no problem)
+            return tuple([t for t in [item.strip() for item in value] if t])
         out: list[str] = []
         for i, item in enumerate(value):
             line, source = self._item(key, i)

@@ -318,12 +318,17 @@ def _fast_front(fm: str, first_line: int, rel: str, problems: list[Problem]) -> 
                 items.pop(key, None)
             where[key] = key_line
             if rest:
+                if rest[0] == "[":  # a flow list: its items and their sources in one pass
+                    if rest[-1] != "]":
+                        return None
+                    got = [_fast_value(p, True) for p in _flow_split(rest[1:-1])]
+                    raw[key] = [v for v, _ in got]
+                    items[key] = [(key_line, s) for _, s in got]
+                    continue
                 value, text = _fast_value(rest, False)
                 raw[key] = value
                 if text is not None:
                     source[key] = text
-                elif type(value) is list:
-                    items[key] = [(key_line, s) for s in _fast_sources(rest)]
                 continue
             values: list[Any] = []
             spots: list[tuple[int, str | None]] = []
@@ -495,11 +500,3 @@ def _flow_split(inner: str) -> list[str]:
     if any(not p for p in parts):
         raise _NotFast
     return parts
-
-
-def _fast_sources(text: str) -> list[str | None]:
-    """Source text of each item of a one-line flow list (quotes removed)."""
-    out: list[str | None] = []
-    for part in _flow_split(text[1:-1]):
-        out.append(_fast_value(part, True)[1])
-    return out
