@@ -95,3 +95,46 @@ def test_the_workers_chunk_parse_equals_the_file_by_file_parse():
         assert (memory, problems) == (want, want_problems), rel
         skipped += memory is None
     assert skipped >= 3  # (the fixtures' files that cannot be read as memories)
+
+
+plain_text = st.text(alphabet=st.one_of(st.sampled_from(list("-:#, []{}?&*!|>'\"%@`ab1.")),
+                                        st.characters(blacklist_categories=("Cs",))),
+                     min_size=1, max_size=8)
+
+
+@settings(PROPS, max_examples=300)
+@given(plain_text, st.booleans())
+@example("-", False)
+@example("- a", True)
+@example("a:", False)
+@example("a #b", False)
+@example("a,b", True)
+def test_the_plain_scalar_check_is_the_patterns(text, flow):
+    """`_fast_scalar` refuses a plain scalar exactly when `_NOT_PLAIN` (in a flow,
+    `_NOT_PLAIN_FLOW`) finds something in it, as before (str searches now); otherwise it
+    gives the text or PyYAML's typed value of it."""
+    if text[0] in "'\"":
+        return
+    pattern = fmod._NOT_PLAIN_FLOW if flow else fmod._NOT_PLAIN
+    got = fmod._fast_scalar(text, text[0], flow)
+    if pattern.search(text):
+        assert got is fmod._REFUSED
+        return
+    try:
+        want = (fmod._resolve_plain(text), text)
+    except fmod._NotFast:
+        want = fmod._REFUSED
+    if got is not fmod._REFUSED and want is not fmod._REFUSED:
+        assert (_norm(got[0]), got[1]) == (_norm(want[0]), want[1])
+    else:
+        assert got is want
+
+
+@settings(PROPS, max_examples=200)
+@given(st.lists(st.sampled_from(["---", "----", "--- ", "---x", "--", " ---", "a: b", "",
+                                 "---\r", "-- -", "---\t", "x---"]), max_size=6))
+def test_the_closing_line_is_the_patterns_first_match(lines):
+    text = "---\n" + "\n".join(lines) + "\n"
+    want = fmod._CLOSING_LINE.search(text, 4)
+    got = fmod._closing_line(text, 4)
+    assert (got and got.span()) == (want and want.span())

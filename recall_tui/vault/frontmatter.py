@@ -114,7 +114,7 @@ def _split_frontmatter(text: str) -> tuple[str | None, int, str, int]:
     if not _YAML_HANDLER.detect(text):
         return None, 0, text, 1
     first_nl = text.find("\n")
-    close = _CLOSING_LINE.search(text, first_nl + 1) if first_nl >= 0 else None
+    close = _closing_line(text, first_nl + 1) if first_nl >= 0 else None
     if close is None:
         raise _SkipFile(1, "frontmatter opens with `---` on line 1 but never closes; file skipped")
     fm = text[first_nl + 1 : close.start()]
@@ -123,6 +123,20 @@ def _split_frontmatter(text: str) -> tuple[str | None, int, str, int]:
         after += 1
     close_line = text.count("\n", 0, close.start()) + 1
     return fm, 2, text[after:], close_line + 1
+
+
+def _closing_line(text: str, at: int) -> re.Match[str] | None:
+    """`_CLOSING_LINE.search(text, at)`, trying only the lines that start with `---` (found
+    by `str.find`: the pattern's search tried every character of the frontmatter)."""
+    while True:
+        if text.startswith("---", at):
+            close = _CLOSING_LINE.match(text, at)
+            if close is not None:
+                return close
+        nl = text.find("\n---", at)
+        if nl < 0:
+            return None
+        at = nl + 1
 
 
 def _load_frontmatter(rel: str, fm: str, first_line: int, problems: list[Problem]) -> _Front:
@@ -257,8 +271,11 @@ _FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: +(.*))?$")
 _FAST_ITEM = re.compile(r"( *)-(?: +(.*))?$")
 #: Characters a plain YAML scalar may not start with (then PyYAML decides).
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+#: Plain scalars the fast path leaves to PyYAML: those matching `_NOT_PLAIN` (in a flow
+#: collection, `_NOT_PLAIN_FLOW`); `_fast_scalar` checks the same with `str` searches.
 _NOT_PLAIN = re.compile(r"^[?:,\[\]{}#&*!|>'\"%@`]|^-(?: |$)|: | #|:$")
 _NOT_PLAIN_FLOW = re.compile(r"^[?:,\[\]{}#&*!|>'\"%@`]|^-(?: |$)|: | #|:$|[,\[\]{}]")
+_NOT_PLAIN_FIRST = frozenset("?:,[]{}#&*!|>'\"%@`")
 _SCALAR_LOADER = _Loader("")
 #: First characters some implicit YAML type (number, bool, null, date, ...) can start with.
 _TYPED_FIRST = frozenset(k for k in _Loader.yaml_implicit_resolvers if k)
@@ -423,7 +440,12 @@ def _fast_scalar(text: str, first: str, flow: bool) -> Any:
         if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
             return _REFUSED
         return inner.replace("''", "'"), inner.replace("''", "'")
-    if (_NOT_PLAIN_FLOW if flow else _NOT_PLAIN).search(text):
+    if (
+        first in _NOT_PLAIN_FIRST
+        or (first == "-" and (len(text) == 1 or text[1] == " "))
+        or ": " in text or " #" in text or text[-1] == ":"
+        or (flow and ("," in text or "[" in text or "]" in text or "{" in text or "}" in text))
+    ):  # (what `_NOT_PLAIN` or `_NOT_PLAIN_FLOW` finds, by `str` searches: ~20x faster)
         return _REFUSED
     if first not in _TYPED_FIRST and not _TYPED_ANY_FIRST:  # no typed value starts so
         return text, text
