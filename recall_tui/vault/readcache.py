@@ -100,8 +100,8 @@ _ROLES = {r.value: r for r in Role}
 _new = object.__new__
 
 
-_DT = "\x00datetime"
-_DAY = "\x00date"
+_DT = sys.intern("\x00datetime")
+_DAY = sys.intern("\x00date")
 #: Strings up to this length are interned in the cache records (types, statuses, tags,
 #: entity names, frontmatter keys): 100k memories then share one object per distinct value.
 _INTERN_MAX = 40
@@ -180,8 +180,8 @@ _REF_FIELDS = frozenset({
     "topic_path", "topic_key", "status", "supersedes", "superseded_by", "tier", "source",
     "session_id", "lang", "original",
 })
-_REF = "\x00field"
-_REFL = "\x00fieldlist"
+_REF = sys.intern("\x00field")
+_REFL = sys.intern("\x00fieldlist")
 
 
 def _ref_kind(v: object, mv: object) -> str | None:
@@ -206,20 +206,28 @@ def _pack_front(raw: dict[str, Any], m: Memory | None = None) -> tuple[int, obje
     `valid_from` date)."""
     refs: list[int] = []
     tagged: dict[str, Any] = {}
+    done: dict[int, Any] = {}  # (one for the whole mapping: YAML aliases stay shared)
+    intern, most = _intern, _INTERN_MAX
     for k, v in raw.items():
+        # Each value interned as `_share` of the whole mapping would, without walking the
+        # tuples made here (their tags are interned already).
         t = type(v)
         if t is datetime:
-            v = (_DT, v.isoformat())
+            v = (_DT, intern(v.isoformat()))
         elif t is date:
-            v = (_DAY, v.isoformat())
-        elif m is not None and k in _REF_FIELDS:
-            kind = _ref_kind(v, getattr(m, k))
-            if kind is not None:
-                v = (kind, len(refs))
-                refs.append(_IDX[k])
-        tagged[k] = v
+            v = (_DAY, intern(v.isoformat()))
+        elif m is not None and k in _REF_FIELDS and \
+                (kind := _ref_kind(v, getattr(m, k))) is not None:
+            v = (kind, len(refs))
+            refs.append(_IDX[k])
+        elif t is str:
+            if len(v) <= most:
+                v = intern(v)
+        elif t is list or t is dict or t is tuple:
+            v = _share(v, done)
+        tagged[intern(k) if type(k) is str and len(k) <= most else _share(k, done)] = v
     try:
-        return 0, marshal.dumps(_share(tagged)), tuple(refs)
+        return 0, marshal.dumps(tagged), tuple(refs)
     except ValueError:
         return 1, pickle.dumps(raw, protocol=5), ()
 
@@ -243,38 +251,42 @@ def _unpack_front(kind: int, blob: bytes, vals: tuple[Any, ...] = ()) -> dict[st
     return value
 
 
-def _pack_memory(m: Memory) -> tuple[Any, ...]:
-    """The Memory as a tuple of plain values, its short strings interned as `_share` would
-    (the walk is by field, not generic: `_share` over the whole record was a fifth of a
-    first read's encoding)."""
-    out: list[Any] = []
-    intern, most = _intern, _INTERN_MAX
-    for name, kind in _PACK_KINDS:
-        v = getattr(m, name)
-        if v is None:
-            pass
-        elif kind == _K_PLAIN:
-            if type(v) is str and len(v) <= most:
-                v = intern(v)
-        elif kind == _K_STRS:
-            v = tuple([intern(x) if len(x) <= most else x for x in v])
-        elif kind == _K_DATE:
-            v = intern(v.isoformat())  # (created, updated and ingested_at: often one string)
+def _compile_pack() -> Callable[[Memory], tuple[Any, ...]]:
+    """`_pack_memory(m)`: the Memory as a tuple of plain values, its short strings interned
+    as `_share` would (by field, not a generic walk: `_share` over the whole record was a
+    fifth of a first read's encoding), generated as straight-line code, one statement per
+    field (a loop over the fields' kinds was ~a third of the encoding)."""
+    env: dict[str, Any] = {"_intern": _intern, "_share": _share, "_pack_front": _pack_front}
+    most = _INTERN_MAX
+    lines = ["def _pack_memory(m):", "    intern = _intern"]
+    for i, (name, kind) in enumerate(_PACK_KINDS):
+        a = f"a{i}"
+        lines.append(f"    {a} = m.{name}")
+        if kind == _K_PLAIN:
+            lines.append(f"    if type({a}) is str and len({a}) <= {most}: {a} = intern({a})")
+            continue
+        if kind == _K_STRS:
+            v = f"tuple([intern(x) if len(x) <= {most} else x for x in {a}])"
+        elif kind == _K_DATE:  # (created, updated and ingested_at: often one string)
+            v = f"intern({a}.isoformat())"
         elif kind == _K_ROLE:
-            v = intern(v.value)
+            v = f"intern({a}.value)"
         elif kind == _K_REL:
-            v = tuple([(_share(r.id), r.score, _share(r.relation)) for r in v])
+            v = f"tuple([(_share(r.id), r.score, _share(r.relation)) for r in {a}])"
         elif kind == _K_EDGES:
-            v = tuple([(_share(e.subject), _share(e.relation), _share(e.object),
-                        _share(e.memory_id)) for e in v])
+            v = (f"tuple([(_share(e.subject), _share(e.relation), _share(e.object),"
+                 f" _share(e.memory_id)) for e in {a}])")
         elif kind == _K_FRONT:
-            v = _pack_front(dict(v), m)
-        elif kind == _K_EXTRA:
-            v = tuple([_share(k) for k in v])  # its keys; the values are the frontmatter's
+            v = f"_pack_front(dict({a}), m)"
+        elif kind == _K_EXTRA:  # its keys; the values are the frontmatter's
+            v = f"tuple([_share(k) for k in {a}])"
         else:  # key_lines, as the (key, line) pairs `_shared_lines` looks its mapping up by
-            v = tuple([(_share(k), n) for k, n in v.items()])
-        out.append(v)
-    return tuple(out)
+            v = f"tuple([(_share(k), n) for k, n in {a}.items()])"
+        lines.append(f"    if {a} is not None: {a} = {v}")
+    lines.append(f"    return ({', '.join(f'a{i}' for i in range(len(_PACK_KINDS)))},)")
+    exec("\n".join(lines), env)  # code generated from the dataclass fields
+    fn: Callable[[Memory], tuple[Any, ...]] = env["_pack_memory"]
+    return fn
 
 
 _K_PLAIN, _K_STRS, _K_DATE, _K_ROLE, _K_REL, _K_EDGES, _K_FRONT, _K_EXTRA, _K_LINES = range(9)
@@ -286,6 +298,7 @@ _PACK_KINDS = tuple(
      else _SPECIAL.get(name, _K_PLAIN))
     for name in _MEMORY_FIELDS
 )
+_pack_memory = _compile_pack()
 
 
 _IDX = {name: i for i, name in enumerate(_MEMORY_FIELDS)}

@@ -635,13 +635,38 @@ def _worker_main() -> None:
     chunks = marshal.load(sys.stdin.buffer)
     out = sys.stdout.buffer
     for chunk in chunks:
-        blobs = []
-        for rel, path in chunk:
-            file_problems: list[Problem] = []
-            memory = _read_memory(_File(rel, path), file_problems)
-            blobs.append(cache_dumps((memory, file_problems)))
-        marshal.dump(blobs, out)
+        marshal.dump([cache_dumps(r) for r in _read_memories(chunk)], out)
         out.flush()
+
+
+def _read_memories(chunk: list[tuple[str, str]]) -> list[Record]:
+    """`_read_memory`'s record of each (rel, path) file, the same, made step by step over the
+    whole chunk (read every file, then split and load every frontmatter, then build every
+    Memory): each step's code stays hot in the processor's caches, which a loop through all
+    the steps file by file does not (a worker spent ~0.05-0.1 ms a file more that way)."""
+    records: list[Record] = []
+    read: list[tuple[int, str, str, bytes, float]] = []
+    for rel, path in chunk:
+        file_problems: list[Problem] = []
+        got = _read_text(_File(rel, path), file_problems)
+        records.append((None, file_problems))
+        if got is not None:
+            read.append((len(records) - 1, rel, got[0], got[1], got[2].st_mtime))
+    split: list[tuple[int, str, _Front, str, bytes, float]] = []
+    for i, rel, text, data, mtime in read:
+        file_problems = records[i][1]
+        try:
+            fm, fm_line, body, _ = _split_frontmatter(text)
+            front = (_load_frontmatter(rel, fm, fm_line, file_problems) if fm is not None
+                     else _Front())
+        except _SkipFile as skip:
+            file_problems.append(Problem(rel, skip.line, skip.reason))
+            continue
+        split.append((i, rel, front, body, data, mtime))
+    for i, rel, front, body, data, mtime in split:
+        file_problems = records[i][1]
+        records[i] = (_build_memory(rel, front, body, data, mtime, file_problems), file_problems)
+    return records
 
 
 def _not_read(rel: str, why: str) -> Problem:
