@@ -45,10 +45,6 @@ _REL = itemgetter(0)  # (a `_File`'s rel)
 _new_file = tuple.__new__  # (what a named tuple's own `__new__` calls, as a C function)
 
 
-def _dotted(name: str) -> bool:
-    return name.startswith(".")
-
-
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -91,7 +87,7 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
             entries = list(compress(entries, map(not_, regular_flags)))
         if regular:
             names: list[str] = list(map(_NAME, regular))
-            if any(map(_dotted, names)):
+            if "\0." in "\0" + "\0".join(names):  # (a dot-name: one C search, not a call each)
                 entries.extend(regular)  # (the loop skips a dot-name)
                 entries.sort(key=_NAME)
                 regular, names = [], []
@@ -201,8 +197,11 @@ def _memory_file_keys(
 ) -> dict[str, tuple[int, int, int, int] | None]:
     """Every memory file's key now, `readcache.file_key` (None when it cannot be stat'ed):
     the `.md` files not below the `not_memory` folders (`reader._is_memory_file`)."""
-    mine = [f for f in files if f.rel.endswith(".md") and not f.rel.startswith(not_memory)]
-    try:  # (the `stat`s and keys in C loops: ~0.1 s of Python less at 100k files)
+    # (which files, their `stat`s and keys in C loops: ~0.3 s of Python less at 100k files)
+    mine = list(compress(files, map(_ENDS_MD, map(_REL, files))))
+    mine = list(compress(mine, map(not_, map(methodcaller("startswith", not_memory),
+                                              map(_REL, mine)))))
+    try:
         return dict(zip(map(_REL, mine), map(_KEY, map(os.stat, map(_FILE_PATH, mine))),
                         strict=True))
     except OSError:  # (a file gone since the walk: each one on its own)
@@ -217,6 +216,7 @@ def _memory_file_keys(
 
 
 _FILE_PATH = itemgetter(1)  # (a `_File`'s path)
+_ENDS_MD = methodcaller("endswith", ".md")
 _KEY = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")  # (`readcache.file_key`)
 
 
