@@ -39,6 +39,7 @@ from recall_tui.vault.readcache import (
     _set_path,
     _set_record,
     snapshot_path,
+    vault_signature,
 )
 
 #: Bump the number when the head's layout changes (a head that does not unpack is ignored
@@ -131,9 +132,17 @@ class SnapshotWriter:
         adjacency = {k: array("q", [at_edge[id(e)] for e in es]).tobytes()
                      for k, es in graph.adjacency.items()}
         # The edges as four columns: a re-read sets each slot of every Edge in one C loop.
-        columns = tuple(tuple([getattr(e, name) for e in edges]) for name in _EDGE_FIELDS)
+        # The last (each edge's memory id) is left out when it is the memory's own: the
+        # reader repeats each id by the memory's count (a sixth of the head's decoding).
+        columns: list[tuple[str, ...] | None] = [
+            tuple([getattr(e, name) for e in edges]) for name in _EDGE_FIELDS]
+        if columns[-1] == tuple(chain.from_iterable(map(repeat, ids, counts))):
+            columns[-1] = None
+        # The paths are left out when they are the signature's, in its order (always, as
+        # both follow the walk): the reader then takes its own keys' paths.
+        in_order = vault_signature({rel: key for rel, (key, _) in records.items()}) == sig
         head = marshal.dumps((
-            tuple(records), at_memory.tobytes(), tuple(ids), spans.tobytes(), crcs.tobytes(),
+            None if in_order else tuple(records), at_memory.tobytes(), tuple(ids), spans.tobytes(), crcs.tobytes(),
             columns, counts.tobytes(), probs, order.tobytes(), tuple(changed),
             _problem_tuples(added), tuple([c.ids for c in chains]), adjacency,
         ))
@@ -190,20 +199,25 @@ class Snapshot:
         try:
             (rels, at_memory_b, ids, spans_b, crcs_b, columns, counts_b, probs, order_b,
              changed, added, chain_ids, adjacency_b) = self._head
-            n = len(rels)
-            if n != len(keys) or None in keys.values():
+            if None in keys.values():
                 return None
             known = cast("dict[str, FileKey]", keys)  # (no None: checked above)
-            if rels == tuple(known):  # (always, as the signature names every path in order)
-                rels = tuple(known)  # (the walk's strings: the memories share them)
-                key_list: Iterable[FileKey] = known.values()
-            else:
+            key_list: Iterable[FileKey]
+            if rels is None:  # (the signature's paths, in its order: `keys`', as the caller
+                rels = tuple(known)  # checked the signature; the walk's strings, shared)
+                key_list = known.values()
+            elif len(rels) == len(known) and all(rel in known for rel in rels):
                 key_list = [known[rel] for rel in rels]
+            else:
+                return None
+            n = len(rels)
             at_memory = _ints(at_memory_b)
             spans = _ints(spans_b)
             crcs = array("I")
             crcs.frombytes(crcs_b)
             counts = _ints(counts_b)
+            if columns[-1] is None:
+                columns = (*columns[:-1], tuple(chain.from_iterable(map(repeat, ids, counts))))
             every_edge = _edge_objects(columns)
             # Every memory made and its slots set in C loops (map over the columns), not
             # ~10 Python operations per memory: half of building 100k of them.
