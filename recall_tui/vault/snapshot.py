@@ -226,16 +226,17 @@ class Snapshot:
             if not (len(at_memory) == len(crcs) == len(counts) == count
                     and len(spans) == 2 * count and (ends[-1] if ends else 0) == len(every_edge)):
                 return None
-            made = list(map(_new, repeat(_LazyMemory, count)))
             every = len(at_memory) == n  # (every file has a memory: the common case)
             paths = rels if every else [rels[i] for i in at_memory]
-            source = (self._root, str(self.path))
+            lazy = type("_LazyMemory", (_LazyMemory,), {
+                "__slots__": (), "_records": _Records(self._buf, spans, crcs,
+                                                      (self._root, str(self.path)))})
+            made: list[Memory] = list(map(_new, repeat(lazy, count)))
             for set_slot, values in (
                 (_set_id, ids),
                 (_set_path, paths),
                 (_set_edges, map(every_edge.__getitem__, map(slice, chain((0,), ends), ends))),
-                (_set_record, zip(repeat(self._buf), spans[0::2], spans[1::2], crcs,
-                                  repeat(source), strict=True)),
+                (_set_record, range(count)),  # (`_Records`: a position, not a tuple each)
             ):
                 deque(map(set_slot, made, values), 0)
             by_file: list[Memory | None] = cast("list[Memory | None]", made)
@@ -283,6 +284,19 @@ def _ints(b: bytes) -> array[int]:
     out = array("q")
     out.frombytes(b)
     return out
+
+
+class _Records:
+    """The record of a snapshot's memory by its position: (map, start, end, CRC-32,
+    source), what `readcache._fill_from_record` reads."""
+
+    def __init__(self, buf: mmap.mmap, spans: array[int], crcs: array[int],
+                 source: tuple[str, str]):
+        self._buf, self._spans, self._crcs, self._source = buf, spans, crcs, source
+
+    def __call__(self, i: int) -> tuple[Any, ...]:
+        spans = self._spans
+        return (self._buf, spans[2 * i], spans[2 * i + 1], self._crcs[i], self._source)
 
 
 class _Adjacency(Mapping[str, tuple[Edge, ...]]):
