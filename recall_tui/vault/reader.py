@@ -74,7 +74,7 @@ from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.snapshot import SnapshotWriter, load_snapshot
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
-from recall_tui.vault.walk import _File, _memory_file_keys, _read_text, _walk
+from recall_tui.vault.walk import _File, _memory_file_keys, _numbered_others, _read_text, _walk
 from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
 
 #: Top-level folders that give a memory its role (vault-format.md, Layout).
@@ -400,8 +400,7 @@ def _read_vault(
     if kept is None:
         _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick, snap)
     # (with `kept`, every memory file and its problems are there: only the others are read)
-    for n, f in (enumerate(files) if kept is None
-                 else [(n, f) for n, f in enumerate(files) if f.rel not in keys]):
+    for n, f in enumerate(files) if kept is None else _numbered_others(files, keys):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
         # (a memory file, the common case, goes to the last branch without splitting its path)

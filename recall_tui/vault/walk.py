@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import compress, repeat
 from operator import attrgetter, concat, itemgetter, methodcaller, not_
 from typing import NamedTuple, cast
@@ -213,6 +213,13 @@ def _memory_file_keys(
         except OSError:
             keys[f.rel] = None
     return keys
+
+
+def _numbered_others(
+    files: list[_File], rels: Mapping[str, object]
+) -> list[tuple[int, _File]]:
+    """The files (with their place in `files`) whose path is not in `rels` (in C loops)."""
+    return list(compress(enumerate(files), map(not_, map(rels.__contains__, map(_REL, files)))))
 
 
 _FILE_PATH = itemgetter(1)  # (a `_File`'s path)
