@@ -2,11 +2,12 @@
 process to read an unchanged vault from (index.md, "The reading cache").
 
 A cached read not served from the process's memo gives every record (the reading cache's
-bytes) to a `SnapshotWriter` as it comes; at the end the head (each record's path, memory id,
-offsets and CRC-32, the edges, the problems, the whole-vault result, the entity graph's
-adjacency as positions) and the vault signature follow, and the file is put in place by an
-atomic rename. `load_snapshot` maps it read-only; `Snapshot.build` makes the memories from the
-head alone, as `readcache._LazyMemory`s whose fields are decoded on first use. Headless.
+bytes) to a `SnapshotWriter` as it comes; at the end the head (each memory's id, record
+offsets and CRC-32, the edges as columns, the problems, the whole-vault result, the entity
+graph's adjacency as positions; the paths only when they are not the signature's) and the
+vault signature follow, and the file is put in place by an atomic rename. `load_snapshot`
+maps it read-only; `Snapshot.build` makes the memories from the head alone, in C loops, as
+`readcache._LazyMemory`s whose fields are decoded on first use. Headless.
 """
 
 from __future__ import annotations
