@@ -493,3 +493,34 @@ def test_a_failed_read_leaves_no_temporary_snapshot(vault_dir, monkeypatch):
     names = [p.name for p in (vault_dir / ".recall").iterdir()]
     assert readcache.CACHE_NAME in names
     assert not [n for n in names if "snapshot" in n]
+
+
+def test_a_snapshot_read_with_problems_duplicates_and_dot_names_equals_a_parse(
+        vault_dir, parses, monkeypatch):
+    """The snapshot's bulk build (reread9): a file with no memory (a problem only), a
+    duplicate id (the memory dropped, its edges out of the graph), a dot-name beside regular
+    files (never read); the entity graph's adjacency (made per entity on first use) equals
+    the one a parse builds."""
+    rows = _count_rows(monkeypatch)
+    (vault_dir / "homelab" / "broken.md").write_text(
+        "---\nid: broken\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    with_edges = next(p for p in sorted((vault_dir / "homelab").glob("*.md"))
+                      if "\nedges:" in p.read_text(encoding="utf-8"))
+    shutil.copy(with_edges, vault_dir / "homelab" / "zz-same-id.md")
+    (vault_dir / "homelab" / ".hidden.md").write_text("---\nid: hidden\n---\nx\n")
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == [] and len(rows) == 1  # served from the snapshot
+    assert "hidden" not in again.memories and not any(".hidden" in p.path for p in again.problems)
+    assert any(p.path == "homelab/broken.md" for p in again.problems)
+    assert any("duplicate id" in p.reason for p in again.problems)
+    assert _snapshot(again) == _snapshot(first) == _snapshot(plain)
+    assert again.graph == plain.graph and len(again.graph.edges) > 0
+    assert list(again.graph.adjacency) == list(plain.graph.adjacency)
+    assert dict(again.graph.adjacency) == dict(plain.graph.adjacency)
+    entity = next(iter(plain.graph.adjacency))
+    assert again.graph.neighbours(entity) == plain.graph.neighbours(entity)
+    assert again.graph.adjacency.get("no such entity") is None
+    assert again.graph.entities == plain.graph.entities

@@ -386,6 +386,10 @@ class _LazyMemory(Memory):
     reads every field of every memory (an index sync in a fresh process) decodes them then."""
 
     __slots__ = ("_record",)
+    #: A snapshot's memories are of a subclass made for it whose `_records(i)` gives the
+    #: record tuple (map, start, end, CRC-32, source) of the memory with `_record` i: one
+    #: int a memory instead of a tuple (reread9).
+    _records: Callable[[int], tuple[Any, ...]]
 
     @property  # type: ignore[misc]  # (a Memory to every consumer, as unittest.mock's spec)
     def __class__(self) -> type[Memory]:  # type: ignore[override]  # (the same reason)
@@ -398,6 +402,8 @@ class _LazyMemory(Memory):
         except AttributeError:
             rec = None
         if rec is not None:
+            if rec.__class__ is int:  # (its position in the snapshot: see `_records`)
+                rec = type(self)._records(rec)
             _fill_from_record(self, rec)  # (two threads may both fill: equal values either way)
             _set_record(self, None)
         return _getattribute(self, name)

@@ -74,7 +74,7 @@ from recall_tui.vault.readcache import loads as cache_loads
 from recall_tui.vault.snapshot import SnapshotWriter, load_snapshot
 from recall_tui.vault.walk import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from recall_tui.vault.walk import MAX_FILE_BYTES as MAX_FILE_BYTES
-from recall_tui.vault.walk import _File, _read_text, _walk
+from recall_tui.vault.walk import _File, _memory_file_keys, _numbered_others, _read_text, _walk
 from recall_tui.vault.yamlbounds import MAX_VALUE_CHARS
 
 #: Top-level folders that give a memory its role (vault-format.md, Layout).
@@ -164,18 +164,7 @@ def _read_memory_cached(
 
 def _memory_keys(files: list[_File]) -> dict[str, FileKey | None]:
     """Every memory file's key now (None when it cannot be stat'ed)."""
-    keys: dict[str, FileKey | None] = {}
-    stat, not_memory = os.stat, _NOT_MEMORY_DIRS
-    for f in files:
-        rel = f.rel
-        if rel.endswith(".md") and not rel.startswith(not_memory):  # (`_is_memory_file`)
-            try:
-                st = stat(f.path)
-            except OSError:
-                keys[rel] = None
-                continue
-            keys[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)  # (`file_key`)
-    return keys
+    return _memory_file_keys(files, _NOT_MEMORY_DIRS)  # (`_is_memory_file`, `file_key`)
 
 
 def _cached_records(
@@ -410,7 +399,8 @@ def _read_vault(
 
     if kept is None:
         _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick, snap)
-    for n, f in enumerate(files):
+    # (with `kept`, every memory file and its problems are there: only the others are read)
+    for n, f in enumerate(files) if kept is None else _numbered_others(files, keys):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
         # (a memory file, the common case, goes to the last branch without splitting its path)

@@ -2,11 +2,12 @@
 process to read an unchanged vault from (index.md, "The reading cache").
 
 A cached read not served from the process's memo gives every record (the reading cache's
-bytes) to a `SnapshotWriter` as it comes; at the end the head (each record's path, memory id,
-offsets and CRC-32, the edges, the problems, the whole-vault result, the entity graph's
-adjacency as positions) and the vault signature follow, and the file is put in place by an
-atomic rename. `load_snapshot` maps it read-only; `Snapshot.build` makes the memories from the
-head alone, as `readcache._LazyMemory`s whose fields are decoded on first use. Headless.
+bytes) to a `SnapshotWriter` as it comes; at the end the head (each memory's id, record
+offsets and CRC-32, the edges as columns, the problems, the whole-vault result, the entity
+graph's adjacency as positions; the paths only when they are not the signature's) and the
+vault signature follow, and the file is put in place by an atomic rename. `load_snapshot`
+maps it read-only; `Snapshot.build` makes the memories from the head alone, in C loops, as
+`readcache._LazyMemory`s whose fields are decoded on first use. Headless.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import threading
 import weakref
 import zlib
 from array import array
-from collections.abc import Iterable
-from itertools import chain
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import accumulate, chain, repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -31,7 +33,6 @@ from recall_tui.vault.model import Chain, Edge, EntityGraph, Memory, Problem, Re
 from recall_tui.vault.readcache import (
     FileKey,
     Record,
-    _edges,
     _LazyMemory,
     _new,
     _set_edges,
@@ -39,11 +40,12 @@ from recall_tui.vault.readcache import (
     _set_path,
     _set_record,
     snapshot_path,
+    vault_signature,
 )
 
 #: Bump the number when the head's layout changes (a head that does not unpack is ignored
 #: anyway; the records themselves are the table's, under the stamp in the vault signature).
-_SNAP_MAGIC = b"recall-tui reading snapshot 1\n"
+_SNAP_MAGIC = b"recall-tui reading snapshot 2\n"
 _SNAP_TAIL = struct.Struct("<QQ32s")  # head offset, head length, the vault signature
 
 
@@ -97,23 +99,26 @@ class SnapshotWriter:
             self.abort()
             return
         index = {rel: i for i, rel in enumerate(records)}
-        spans = array("q")
+        spans = array("q")  # each memory's record: start, end
         crcs = array("I")
-        edges: list[tuple[str, str, str, str]] = []  # every record's, in order
-        counts = array("q")  # how many of them each record has
+        at_memory = array("q")  # the positions (in `records`) of the files with a memory
+        ids: list[str] = []
+        edges: list[Edge] = []  # every memory's, in order
+        counts = array("q")  # how many of them each memory has
         probs: dict[int, tuple[tuple[str, int | None, str, str], ...]] = {}
-        ids: list[str | None] = []
         for i, (rel, (_key, (memory, file_problems))) in enumerate(records.items()):
+            if file_problems:
+                probs[i] = _problem_tuples(file_problems)
+            if memory is None:
+                continue
             start, end, crc = at[rel]
             spans.append(start)
             spans.append(end)
             crcs.append(crc)
-            ids.append(None if memory is None else memory.id)
-            mine = () if memory is None else memory.edges
-            counts.append(len(mine))
-            edges.extend([(e.subject, e.relation, e.object, e.memory_id) for e in mine])
-            if file_problems:
-                probs[i] = _problem_tuples(file_problems)
+            at_memory.append(i)
+            ids.append(memory.id)
+            counts.append(len(memory.edges))
+            edges.extend(memory.edges)
         order = array("q")
         changed = []
         for mid, m in memories.items():
@@ -127,10 +132,20 @@ class SnapshotWriter:
         at_edge = {id(e): i for i, e in enumerate(graph.edges)}
         adjacency = {k: array("q", [at_edge[id(e)] for e in es]).tobytes()
                      for k, es in graph.adjacency.items()}
+        # The edges as four columns: a re-read sets each slot of every Edge in one C loop.
+        # The last (each edge's memory id) is left out when it is the memory's own: the
+        # reader repeats each id by the memory's count (a sixth of the head's decoding).
+        columns: list[tuple[str, ...] | None] = [
+            tuple([getattr(e, name) for e in edges]) for name in _EDGE_FIELDS]
+        if columns[-1] == tuple(chain.from_iterable(map(repeat, ids, counts))):
+            columns[-1] = None
+        # The paths are left out when they are the signature's, in its order (always, as
+        # both follow the walk): the reader then takes its own keys' paths.
+        in_order = vault_signature({rel: key for rel, (key, _) in records.items()}) == sig
         head = marshal.dumps((
-            tuple(records), tuple(ids), spans.tobytes(), crcs.tobytes(), tuple(edges),
-            counts.tobytes(), probs, order.tobytes(), tuple(changed), _problem_tuples(added),
-            tuple([c.ids for c in chains]), adjacency,
+            None if in_order else tuple(records), at_memory.tobytes(), tuple(ids), spans.tobytes(), crcs.tobytes(),
+            columns, counts.tobytes(), probs, order.tobytes(), tuple(changed),
+            _problem_tuples(added), tuple([c.ids for c in chains]), adjacency,
         ))
         try:
             self._fh.write(head)
@@ -183,66 +198,143 @@ class Snapshot:
         chains, entity graph and problems of the read that wrote the snapshot; None when
         its files are not exactly those of `keys` (the caller checks the signature too)."""
         try:
-            (rels, ids, spans_b, crcs_b, edges, counts_b, probs, order_b, changed, added,
-             chain_ids, adjacency_b) = self._head
-            if len(rels) != len(keys) or None in keys.values():
+            (rels, at_memory_b, ids, spans_b, crcs_b, columns, counts_b, probs, order_b,
+             changed, added, chain_ids, adjacency_b) = self._head
+            if None in keys.values():
                 return None
-            spans = array("q")
-            spans.frombytes(spans_b)
+            known = cast("dict[str, FileKey]", keys)  # (no None: checked above)
+            key_list: Iterable[FileKey]
+            if rels is None:  # (the signature's paths, in its order: `keys`', as the caller
+                rels = tuple(known)  # checked the signature; the walk's strings, shared)
+                key_list = known.values()
+            elif len(rels) == len(known) and all(rel in known for rel in rels):
+                key_list = [known[rel] for rel in rels]
+            else:
+                return None
+            n = len(rels)
+            at_memory = _ints(at_memory_b)
+            spans = _ints(spans_b)
             crcs = array("I")
             crcs.frombytes(crcs_b)
-            order = array("q")
-            order.frombytes(order_b)
-            counts = array("q")
-            counts.frombytes(counts_b)
-            every_edge = _edges(edges)
-            at = 0
-            buf, source = self._buf, (self._root, str(self.path))
-            new, set_id, set_path, set_edges, set_record = (
-                _new, _set_id, _set_path, _set_edges, _set_record)
-            made: list[Memory | None] = []
-            append = made.append
-            for rel, mid, start, end, crc, n in zip(
-                    rels, ids, spans[0::2], spans[1::2], crcs, counts, strict=True):
-                if mid is None:
-                    append(None)
-                    continue
-                m = new(_LazyMemory)
-                set_id(m, mid)
-                set_path(m, rel)
-                set_edges(m, every_edge[at: at + n] if n else ())
-                at += n
-                set_record(m, (buf, start, end, crc, source))
-                append(m)
-            known = cast("dict[str, FileKey]", keys)  # (no None: checked above)
-            records: dict[str, tuple[FileKey, Record]] = {
-                rel: (known[rel], (m, [])) for rel, m in zip(rels, made, strict=True)}
+            counts = _ints(counts_b)
+            if columns[-1] is None:
+                columns = (*columns[:-1], tuple(chain.from_iterable(map(repeat, ids, counts))))
+            every_edge = _edge_objects(columns)
+            # Every memory made and its slots set in C loops (map over the columns), not
+            # ~10 Python operations per memory: half of building 100k of them.
+            count = len(ids)
+            ends = list(accumulate(counts))
+            if not (len(at_memory) == len(crcs) == len(counts) == count
+                    and len(spans) == 2 * count and (ends[-1] if ends else 0) == len(every_edge)):
+                return None
+            every = len(at_memory) == n  # (every file has a memory: the common case)
+            paths = rels if every else [rels[i] for i in at_memory]
+            lazy = type("_LazyMemory", (_LazyMemory,), {
+                "__slots__": (), "_records": _Records(self._buf, spans, crcs,
+                                                      (self._root, str(self.path)))})
+            made: list[Memory] = list(map(_new, repeat(lazy, count)))
+            for set_slot, values in (
+                (_set_id, ids),
+                (_set_path, paths),
+                (_set_edges, map(every_edge.__getitem__, map(slice, chain((0,), ends), ends))),
+                (_set_record, range(count)),  # (`_Records`: a position, not a tuple each)
+            ):
+                deque(map(set_slot, made, values), 0)
+            by_file: list[Memory | None] = cast("list[Memory | None]", made)
+            if not every:
+                by_file = [None] * n
+                for i, m in zip(at_memory, made, strict=True):
+                    by_file[i] = m
+            records: dict[str, tuple[FileKey, Record]] = dict(
+                zip(rels, zip(key_list, zip(by_file, map(list, repeat((), n)), strict=True),
+                              strict=True), strict=True))
             for i, got in probs.items():
                 rel = rels[i]
-                records[rel] = (records[rel][0], (made[i], [Problem(*p) for p in got]))
-            memories: dict[str, Memory] = {}
-            for i in order:
-                kept = made[i]
-                if kept is None:
-                    return None
-                memories[kept.id] = kept
+                records[rel] = (records[rel][0], (by_file[i], [Problem(*p) for p in got]))
+            memories: dict[str, Memory]
+            if order_b == at_memory_b:  # (no duplicate id: every memory, in file order)
+                memories = dict(zip(ids, made, strict=True))
+                graph_edges = every_edge
+            else:
+                memories = {}
+                for i in _ints(order_b):
+                    kept = by_file[i]
+                    if kept is None:
+                        return None
+                    memories[kept.id] = kept
+                graph_edges = tuple(chain.from_iterable([m.edges for m in memories.values()]))
             for mid, supersedes, superseded_by, related in changed:
                 memories[mid] = dataclasses.replace(
                     memories[mid], supersedes=supersedes, superseded_by=superseded_by,
                     related_via=tuple([RelatedLink(*r) for r in related]))
             chains = tuple([Chain(ids) for ids in chain_ids])
             problems = tuple([Problem(*p) for p in added])
-            graph_edges = tuple(chain.from_iterable([m.edges for m in memories.values()]))
-            edge_at = graph_edges.__getitem__
-            adjacency: dict[str, tuple[Edge, ...]] = {}
-            for k, positions_b in adjacency_b.items():
-                positions = array("q")
-                positions.frombytes(positions_b)
-                adjacency[k] = tuple(map(edge_at, positions))
-            graph = EntityGraph(graph_edges, MappingProxyType(adjacency))
+            if not isinstance(adjacency_b, dict):
+                return None
+            graph = EntityGraph(graph_edges, MappingProxyType(_Adjacency(graph_edges, adjacency_b)))
         except Exception:  # (a head this reader cannot use: read the per-file records)
             return None
         return SnapshotRead(memories, records, chains, graph, problems)
+
+
+_EDGE_FIELDS = tuple(f.name for f in dataclasses.fields(Edge))
+_EDGE_SETTERS = tuple(vars(Edge)[name].__set__ for name in _EDGE_FIELDS)
+
+
+def _ints(b: bytes) -> array[int]:
+    out = array("q")
+    out.frombytes(b)
+    return out
+
+
+class _Records:
+    """The record of a snapshot's memory by its position: (map, start, end, CRC-32,
+    source), what `readcache._fill_from_record` reads."""
+
+    def __init__(self, buf: mmap.mmap, spans: array[int], crcs: array[int],
+                 source: tuple[str, str]):
+        self._buf, self._spans, self._crcs, self._source = buf, spans, crcs, source
+
+    def __call__(self, i: int) -> tuple[Any, ...]:
+        spans = self._spans
+        return (self._buf, spans[2 * i], spans[2 * i + 1], self._crcs[i], self._source)
+
+
+class _Adjacency(Mapping[str, tuple[Edge, ...]]):
+    """The entity graph's adjacency from a snapshot: every entity is there, and its edges
+    are made into a tuple when first asked for (a recall looks up a few entities; making
+    all ~5k tuples of 270k positions was a tenth of a 100k re-read). Equal to the dict
+    `EntityGraph.build` makes (a Mapping compares by items)."""
+
+    def __init__(self, edges: tuple[Edge, ...], positions: dict[str, bytes]):
+        self._edges, self._positions = edges, positions
+        self._made: dict[str, tuple[Edge, ...]] = {}
+
+    def __getitem__(self, entity: str) -> tuple[Edge, ...]:
+        got = self._made.get(entity)
+        if got is None:
+            # (two threads may both make it: equal tuples of the same edges either way)
+            got = self._made[entity] = tuple(map(self._edges.__getitem__,
+                                                 _ints(self._positions[entity])))
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __contains__(self, entity: object) -> bool:
+        return entity in self._positions
+
+
+def _edge_objects(columns: tuple[tuple[str, ...], ...]) -> tuple[Edge, ...]:
+    """Edge objects from their fields as columns, without `__init__`: each slot of every
+    edge set by its own setter in one C loop (map), not a Python loop per edge."""
+    edges = tuple(map(_new, repeat(Edge, len(columns[0]))))
+    for set_slot, values in zip(_EDGE_SETTERS, columns, strict=True):
+        deque(map(set_slot, edges, values), 0)
+    return edges
 
 
 def load_snapshot(root: str, cache_file: Path) -> Snapshot | None:

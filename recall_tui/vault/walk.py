@@ -5,7 +5,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from itertools import compress, repeat
+from operator import attrgetter, concat, itemgetter, methodcaller, not_
+from typing import NamedTuple, cast
 
 from recall_tui.vault.model import Problem
 
@@ -34,6 +37,14 @@ class _File(NamedTuple):
     """Path to open."""
 
 
+_NAME = attrgetter("name")
+_PATH = attrgetter("path")
+_concat = cast("Callable[[str, str], str]", concat)  # (prefix + name, a C function)
+_IS_REGULAR = methodcaller("is_file", follow_symlinks=False)
+_REL = itemgetter(0)  # (a `_File`'s rel)
+_new_file = tuple.__new__  # (what a named tuple's own `__new__` calls, as a C function)
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -45,7 +56,8 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
     root_real = os.path.realpath(root)
     files: list[_File] = []
     real_files: dict[str, str] = {}  # real path -> rel, for links to files read directly
-    plain: list[tuple[str, str, str]] = []  # real folder, name, rel: real_files when needed
+    plain: list[tuple[str, list[str], list[str]]] = []  # real folder, names, rels: real_files
+
     visited: dict[str, str] = {root_real: ""}
     linked_dirs: list[tuple[str, str, str, str]] = []  # rel, path, target, real parent
     linked_files: list[tuple[str, str, str]] = []  # rel, path, target
@@ -54,21 +66,43 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
     def scan(rel_dir: str, abs_dir: str, real_dir: str) -> None:
         try:
             with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_NAME)
         except OSError as exc:
             problems.append(
                 Problem(rel_dir or ".", None, f"cannot list this folder ({exc.strerror})")
             )
             return
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        try:
+            # The common case in C loops (map): a folder's regular files become `_File`s
+            # without a Python operation per file; only the rest (folders, symlinks,
+            # dot-names, anything odd) goes through the loop below, one entry at a time.
+            regular_flags = list(map(_IS_REGULAR, entries))
+        except OSError:  # (a type the listing did not give, and its lstat failed)
+            regular_flags = [False] * len(entries)
+        if all(regular_flags):
+            regular, entries = entries, []
+        else:
+            regular = list(compress(entries, regular_flags))
+            entries = list(compress(entries, map(not_, regular_flags)))
+        if regular:
+            names: list[str] = list(map(_NAME, regular))
+            if "\0." in "\0" + "\0".join(names):  # (a dot-name: one C search, not a call each)
+                entries.extend(regular)  # (the loop skips a dot-name)
+                entries.sort(key=_NAME)
+                regular, names = [], []
+            rels: list[str] = list(map(_concat, repeat(prefix), names)) if prefix else names
+            files.extend(map(_new_file, repeat(_File), zip(rels, map(_PATH, regular), strict=True)))
+            plain.append((real_dir, names, rels))
         for entry in reversed(entries):  # the stack pops in sorted order
             name = entry.name
             if name.startswith("."):
                 continue
-            rel = f"{rel_dir}/{name}" if rel_dir else name
+            rel = prefix + name
             try:
-                if entry.is_file(follow_symlinks=False):  # (the common case first: one call)
+                if entry.is_file(follow_symlinks=False):
                     files.append(_File(rel, entry.path))
-                    plain.append((real_dir, name, rel))
+                    plain.append((real_dir, [name], [rel]))
                     continue
                 is_link = entry.is_symlink()
                 if not is_link and entry.is_dir(follow_symlinks=False):
@@ -102,7 +136,7 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
                 linked_files.append((rel, entry.path, target))
             elif entry.is_file(follow_symlinks=False):
                 files.append(_File(rel, entry.path))
-                plain.append((real_dir, name, rel))
+                plain.append((real_dir, [name], [rel]))
             elif name.endswith(".md"):
                 problems.append(Problem(rel, None, "not a regular file; skipped"))
 
@@ -137,8 +171,9 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
             visited[target] = rel
             stack.append((rel, path, target))
     if linked_files:  # (joining every path up front cost ~1.5 us a file)
-        for real_dir, name, rel in plain:
-            real_files[os.path.join(real_dir, name)] = rel
+        for real_dir, names, rels in plain:
+            for name, rel in zip(names, rels, strict=True):
+                real_files[os.path.join(real_dir, name)] = rel
     for rel, path, target in sorted(linked_files):
         if target in real_files:
             problems.append(
@@ -153,8 +188,43 @@ def _walk(root: str, problems: list[Problem]) -> list[_File]:
         else:
             real_files[target] = rel
             files.append(_File(rel, path))
-    files.sort(key=lambda f: f.rel)
+    files.sort(key=_REL)
     return files
+
+
+def _memory_file_keys(
+    files: list[_File], not_memory: tuple[str, ...]
+) -> dict[str, tuple[int, int, int, int] | None]:
+    """Every memory file's key now, `readcache.file_key` (None when it cannot be stat'ed):
+    the `.md` files not below the `not_memory` folders (`reader._is_memory_file`)."""
+    # (which files, their `stat`s and keys in C loops: ~0.3 s of Python less at 100k files)
+    mine = list(compress(files, map(_ENDS_MD, map(_REL, files))))
+    mine = list(compress(mine, map(not_, map(methodcaller("startswith", not_memory),
+                                              map(_REL, mine)))))
+    try:
+        return dict(zip(map(_REL, mine), map(_KEY, map(os.stat, map(_FILE_PATH, mine))),
+                        strict=True))
+    except OSError:  # (a file gone since the walk: each one on its own)
+        pass
+    keys: dict[str, tuple[int, int, int, int] | None] = {}
+    for f in mine:
+        try:
+            keys[f.rel] = _KEY(os.stat(f.path))
+        except OSError:
+            keys[f.rel] = None
+    return keys
+
+
+def _numbered_others(
+    files: list[_File], rels: Mapping[str, object]
+) -> list[tuple[int, _File]]:
+    """The files (with their place in `files`) whose path is not in `rels` (in C loops)."""
+    return list(compress(enumerate(files), map(not_, map(rels.__contains__, map(_REL, files)))))
+
+
+_FILE_PATH = itemgetter(1)  # (a `_File`'s path)
+_ENDS_MD = methodcaller("endswith", ".md")
+_KEY = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")  # (`readcache.file_key`)
 
 
 def _read_text(f: _File, problems: list[Problem]) -> tuple[str, bytes, os.stat_result] | None:
