@@ -186,4 +186,6 @@ def _progress_args(st: OpenStatus) -> tuple[str, int, int]:
         return f"indexing the text of {st.total:,} memories", 0, 0
     if st.phase == "reading":
         return "reading the vault", st.done, st.total
+    if st.phase == "turns":
+        return "reading and indexing the raw turns", st.done, st.total
     return st.phase, 0, 0

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: The shortlist when `turns.shortlist` is 0: max(SHORTLIST_MIN, SHORTLIST_PER_HIT x limit).
 SHORTLIST_MIN = 200
 SHORTLIST_PER_HIT = 20
+#: The stage's reason while the open is still reading and indexing the session logs.
+TURNS_PENDING = "turns still being indexed (the open reads the session logs after the memories)"
 
 
 def run(engine: StageContext, st: RecallState) -> Out:
@@ -35,6 +37,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="off (turns.enabled is false and include_turns not asked)")
     if engine.index is None:
         return Out(skipped=True, reason="no index")
+    pending = getattr(engine.index, "turns_pending", None)
+    if pending is not None and pending():
+        # The progressive open reads and indexes the session logs after the memories are
+        # usable: say so, never answer as if the vault had no turns.
+        return Out(skipped=True, reason=TURNS_PENDING)
     vec, reason = query_vector(engine, st)
     if vec is None:
         return Out(skipped=True, reason=f"needs a query embedding: {reason}")
