@@ -32,7 +32,7 @@ from recall_tui.index.rows import (
     sha,
     trigram_content,
 )
-from recall_tui.index.schema import TURNS_TEXT_INDEX, _now_iso, write_txn
+from recall_tui.index.schema import TURNS_NOVEC_INDEX, TURNS_TEXT_INDEX, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
 from recall_tui.index.turn_logs import (
     group_by_log,
@@ -677,6 +677,8 @@ def bulk_turns(conn: apsw.Connection, incoming: int) -> Iterator[None]:
         "SELECT 1 FROM turns LIMIT 1").fetchone() is None
     if bulk:
         conn.execute("DROP INDEX IF EXISTS turns_text")
-    yield  # on an error the transaction's rollback brings the index back
+        conn.execute("DROP INDEX IF EXISTS turns_novec")
+    yield  # on an error the transaction's rollback brings the indexes back
     if bulk:
         conn.execute(TURNS_TEXT_INDEX)
+        conn.execute(TURNS_NOVEC_INDEX)

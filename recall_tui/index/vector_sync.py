@@ -333,9 +333,11 @@ class VectorSync:
         return VectorFill(len(new), max(0, with_vector - fresh), embed_ms, error)
 
     def _with_vector(self) -> int:
-        """Memories and turns that have a vector."""
+        """Memories and turns that have a vector (the turns': all of them less the few in
+        the partial index `turns_novec`, never a scan of the vectors)."""
         return self._core.count_vectors() + self._core.scalar(
-            "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
+            "SELECT (SELECT count(*) FROM turns)"
+            " - (SELECT count(*) FROM turns WHERE vector IS NULL)"
         )
 
     def _texts(
