@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 import apsw
 import numpy as np
@@ -59,7 +59,12 @@ def turn_vector_bytes(blob: bytes) -> bytes:
 def register_turn_functions(conn: apsw.Connection) -> None:
     """Give `conn` the SQL function `turn_f32(blob)` (`turn_vector_bytes`), with which a
     turn's vector is parked in the float32 embedding cache by SQL alone."""
-    conn.create_scalar_function("turn_f32", turn_vector_bytes, 1, deterministic=True)
+    conn.create_scalar_function("turn_f32", _sql_turn_f32, 1, deterministic=True)
+
+
+def _sql_turn_f32(*values: Any) -> bytes | None:
+    """`turn_f32(blob)` in SQL: `turn_vector_bytes`, NULL for NULL."""
+    return None if values[0] is None else turn_vector_bytes(bytes(values[0]))
 
 
 class IndexFacts(Protocol):
