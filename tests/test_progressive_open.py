@@ -1,6 +1,8 @@
 """Progressive open (engine side): the engine answers keyword/fuzzy/topic recalls while the
 vectors are still being made, the vector stage says `embedding N / M` until they exist, the
-statuses go reading -> indexing -> embedding -> ready, and the vectors then take part.
+statuses go reading -> indexing -> turns -> embedding -> ready, and the vectors then take
+part. The session logs are read and indexed after the engine is usable (phase `turns`): until
+then the turn stage says so.
 
 The embedder is the bench's deterministic stand-in (a real embedder of this project), held at
 a gate so the intermediate state can be observed without racing it."""
@@ -52,7 +54,9 @@ def test_usable_before_the_vectors_then_ready(vault_dir):
     opening = open_progressive(vault_dir, embedder=emb, on_status=seen.append)
     engine = opening.wait_usable(timeout=120)
     assert engine is not None, opening.status
-    assert opening.status.usable and opening.status.phase == "embedding"
+    assert opening.status.usable and opening.status.phase in ("turns", "embedding")
+    wait_until_sync(lambda: opening.status.phase == "embedding", "the embedding phase",
+                    timeout=120)
     assert re.fullmatch(r"embedding \d[\d,]* / [\d,]+", opening.status.message)
     trace = engine.recall("postgres upgrade", now=PINNED_NOW)
     vec = _stage(trace, "vector")
@@ -75,7 +79,7 @@ def test_usable_before_the_vectors_then_ready(vault_dir):
     phases = [s.phase for s in seen]
     assert all(p in PHASES for p in phases)
     order = [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p]
-    assert order == ["reading", "indexing", "embedding", "ready"]
+    assert order == ["reading", "indexing", "turns", "embedding", "ready"]
     assert all(s.done <= s.total for s in seen if s.total)
     assert opening.first_usable_ms is not None and opening.ready_ms >= opening.first_usable_ms
     engine.index.close()
@@ -146,3 +150,39 @@ def test_a_first_open_loads_the_model_only_after_the_text_is_usable(vault_dir):
     assert not again.vectors_deferred
     wait_until_sync(lambda: emb2.loaded, "the model preloaded on a re-open")
     again.engine.index.close()
+
+
+def test_the_turns_are_indexed_after_the_memories(vault_dir):
+    # The open is held in its `turns` phase (its status callback waits): the engine answers,
+    # the turn stage says the turns are still being indexed; then the turns arrive.
+    from recall_tui.engine.config import Config
+    from recall_tui.engine.stages.turns import TURNS_PENDING
+
+    hold = threading.Event()
+
+    def on_status(st):
+        if st.phase == "turns" and st.total and st.done == 0:  # (the read, after usable)
+            assert hold.wait(120), "the test never let the open go on"
+
+    opening = open_progressive(vault_dir, embedder=StandinEmbedder(), on_status=on_status)
+    engine = opening.wait_usable(timeout=120)
+    assert engine is not None, opening.status
+    assert engine.vault.turns == () and engine.index.turns_pending()
+    first = engine.vault
+    cfg = Config().with_value("turns.enabled", True).with_value("turns.threshold", -1.0)
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW, config=cfg)
+    turns = _stage(trace, "turns")
+    assert turns.skipped and turns.reason == TURNS_PENDING, turns.reason
+    assert trace.hits and not trace.turns
+    hold.set()
+    assert opening.wait_ready(timeout=300) and opening.status.phase == "ready", opening.status
+    full = read_vault(vault_dir)
+    assert len(engine.vault.turns) == len(full.turns) > 0
+    assert engine.index.report.turns == len(full.turns) and not engine.index.turns_pending()
+    assert opening.turns_ms is not None and opening.turns_ms >= opening.first_usable_ms
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW, config=cfg)
+    assert not _stage(trace, "turns").skipped and trace.turns
+    # The memories are the first read's objects (the memo): nothing built from them is redone.
+    assert engine.vault is not first
+    assert all(engine.vault.memories[k] is m for k, m in first.memories.items())
+    engine.index.close()

@@ -6,6 +6,9 @@
   raw session turns, embedded by the real local model), the turn channel forced onto the
   shortlist (`turns.exact_below = 0`) ranks as the exact path does, or recall@10 and MRR differ
   by at most 0.002 (issue 24's bound), and the trace says which path ran;
+- turn vectors stored as float16 (schema 5) keep the judged vaults' recall@10 and MRR within
+  0.002 of the float32 vectors the model gave (recorded as it embedded them), and the trace
+  names the storage;
 - a session filter still finds that session's turns;
 - appending turns extends the codes (the same object, only the new rows read), anything else
   reads them all again.
@@ -21,7 +24,7 @@ import pytest
 
 from recall_tui.engine import Engine, Filters
 from recall_tui.engine.config import Config
-from recall_tui.index.embed import make_embedder
+from recall_tui.index.embed import LocalEmbedder, make_embedder
 from recall_tui.index.store import Index
 from recall_tui.index.turn_codes import TurnCodes
 from recall_tui.tuning.metrics import normalise_judgements, recall_at_k, reciprocal_rank
@@ -121,10 +124,30 @@ def _as_turn_vault(src: Path, dst: Path) -> tuple[Path, list[tuple[str, dict[str
     return dst, questions
 
 
+class RecordingEmbedder(LocalEmbedder):
+    """The local model, keeping every vector it gives by its text (the float32 reference the
+    float16-stored turn vectors are compared with)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: dict[str, np.ndarray] = {}
+
+    def embed(self, texts):
+        vecs = super().embed(texts)
+        for t, v in zip(texts, vecs, strict=True):
+            self.given[t] = np.asarray(v, dtype=np.float32)
+        return vecs
+
+
 @pytest.fixture(scope="module")
-def judged_turns(tmp_path_factory):
+def recording_embedder():
+    return RecordingEmbedder()
+
+
+@pytest.fixture(scope="module")
+def judged_turns(tmp_path_factory, recording_embedder):
     """Each judged vault as a turn vault with its index (one local embedder for all)."""
-    embedder, _ = make_embedder("local")
+    embedder = recording_embedder
     out = []
     for name in JUDGED:
         root, questions = _as_turn_vault(ROOT / name, tmp_path_factory.mktemp(name) / "v")
@@ -169,6 +192,7 @@ def test_shortlist_keeps_recall_on_the_judged_turn_vaults(judged_turns, shortlis
             assert dict(ex.info)["search"].startswith("exact")
             info = dict(sh.info)
             assert info["search"] == "shortlist by sign bits, re-scored exactly", info
+            assert info["vectors"].startswith("stored as float16"), info
             assert info["code"].startswith("sign bits: 48 bytes a turn")
             exact_sims = {c.id: c.score for c in ex.candidates}
             for c in sh.candidates:  # exact cosines (one BLAS product may round otherwise)
@@ -176,13 +200,55 @@ def test_shortlist_keeps_recall_on_the_judged_turn_vaults(judged_turns, shortlis
                     assert c.score == pytest.approx(exact_sims[c.id], abs=1e-6)
             differ += [c.id for c in ex.candidates] != [c.id for c in sh.candidates]
             for key, st in (("exact", ex), ("short", sh)):
-                ranked = [c.id for c in st.candidates]
-                scores[key][0] += recall_at_k(ranked, judged, 10) or 0.0
-                scores[key][1] += reciprocal_rank(ranked, judged) or 0.0
-        n = len(questions)
-        for i, metric in enumerate(("recall@10", "MRR")):
-            gap = abs(scores["exact"][i] - scores["short"][i]) / n
-            assert gap <= 0.002, (name, shortlist, metric, gap, differ)
+                _score(scores[key], [c.id for c in st.candidates], judged)
+        _assert_within_bound(scores, len(questions), (name, shortlist, differ))
+
+
+def _score(acc: list[float], ranked: list[str], judged: dict[str, int]) -> None:
+    """Add one question's recall@10 and reciprocal rank to `acc`."""
+    acc[0] += recall_at_k(ranked, judged, 10) or 0.0
+    acc[1] += reciprocal_rank(ranked, judged) or 0.0
+
+
+def _assert_within_bound(scores: dict[str, list[float]], n: int, about: tuple) -> None:
+    """The two rankings' mean recall@10 and MRR over `n` questions differ by at most 0.002."""
+    a, b = scores.values()
+    for i, metric in enumerate(("recall@10", "MRR")):
+        gap = abs(a[i] - b[i]) / n
+        assert gap <= 0.002, (*about, metric, gap, a[i] / n, b[i] / n)
+
+
+def test_float16_turn_vectors_keep_recall_on_the_judged_turn_vaults(judged_turns,
+                                                                   recording_embedder):
+    """The exact path over the stored (float16) turn vectors against the same ranking over
+    the float32 vectors the model gave: recall@10 and MRR within 0.002 (issue 24's bound for
+    quantized vectors), every similarity within float16's rounding, the trace says float16."""
+    cfg = _turn_cfg()
+    given = recording_embedder.given
+    for name, vault, index, questions in judged_turns:
+        ids, stored = index.turn_vectors()
+        assert stored.dtype == np.float32 and len(ids) == len(vault.turns) > 0
+        by_id = {t.id: t for t in vault.turns}
+        ref = np.stack([given[by_id[i].text] for i in ids])
+        # float16 keeps ~3 decimal digits: each stored component is the float32 one rounded
+        assert np.array_equal(stored, ref.astype(np.float16).astype(np.float32))
+        engine = Engine(vault, index, cfg)
+        scores = {"float16": [0.0, 0.0], "float32": [0.0, 0.0]}
+        same = 0
+        for query, judged in questions:
+            st = engine.recall(query, now=PINNED_NOW, config=cfg).stage("turns")
+            assert dict(st.info)["vectors"].startswith("stored as float16"), st.info
+            q = index.embed_query(query)
+            sims = ref @ q
+            order = np.lexsort((np.arange(len(ids)), -sims))  # (ids: by session, seq)
+            top32 = [ids[i] for i in order if sims[i] >= 0.0][:10]
+            top16 = [c.id for c in st.candidates]
+            for c in st.candidates:
+                assert c.score == pytest.approx(float(sims[ids.index(c.id)]), abs=2e-3)
+            same += top16 == top32
+            for key, ranked in (("float16", top16), ("float32", top32)):
+                _score(scores[key], ranked, judged)
+        _assert_within_bound(scores, len(questions), (name, same))
 
 
 def test_session_filter_finds_that_sessions_turns(judged_turns):

@@ -197,7 +197,7 @@ def _as_schema_3(db: Path) -> None:
 
 def test_an_index_of_schema_3_is_rebuilt_with_the_reason_and_keeps_its_vectors(
         tmp_path, embedder):
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     root = small_vault(tmp_path / "v")
     db = root / ".recall" / "index.sqlite"
     with Index.open(read_vault(root), embedder) as idx:
@@ -206,7 +206,7 @@ def test_an_index_of_schema_3_is_rebuilt_with_the_reason_and_keeps_its_vectors(
     with Index.open(read_vault(root), embedder) as idx:
         why = idx.report.rebuilt
         assert why is not None
-        assert "schema version 3, this recall-tui uses 4" in why
+        assert "schema version 3, this recall-tui uses 5" in why
         assert "each vector is stored once" in why
         # The old file's cache was carried over: nothing embedded again.
         assert idx.report.embedded == 0
@@ -214,7 +214,38 @@ def test_an_index_of_schema_3_is_rebuilt_with_the_reason_and_keeps_its_vectors(
         assert_once(s)
         assert s["cache"] == set() and s["mem"] == before["mem"]
         assert idx.core.conn.execute(
-            "SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
+            "SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "5"
+    assert not previous_cache_path(db).exists()
+
+
+def test_an_index_of_schema_4_is_rebuilt_with_float16_turn_vectors_and_embeds_nothing(
+        tmp_path, embedder):
+    # Schema 4 stored a turn's vector as float32 on its row (and no vector in the cache):
+    # the rebuild keeps every vector the old file held, and narrows the turns' to float16.
+    root = small_vault(tmp_path / "v")
+    db = root / ".recall" / "index.sqlite"
+    with Index.open(read_vault(root), embedder) as idx:
+        before = stored(idx)
+        conn = idx.core.conn
+        dim = int(idx.core.meta("embedder_dim"))
+        assert {n for (n,) in conn.execute(
+            "SELECT DISTINCT length(vector) FROM turns")} == {2 * dim}  # float16
+        with conn:
+            conn.execute("UPDATE turns SET vector = turn_f32(vector)")
+            conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+        old = dict(conn.execute("SELECT id, vector FROM turns").fetchall())
+    with Index.open(read_vault(root), embedder) as idx:
+        why = idx.report.rebuilt
+        assert why is not None and "schema version 4, this recall-tui uses 5" in why
+        assert "turn vectors are stored as float16" in why
+        assert idx.report.embedded == 0  # every vector came from the old file
+        s = stored(idx)
+        assert_once(s)
+        assert s["mem"] == before["mem"] and s["turns"] == before["turns"] > 0
+        now = dict(idx.core.conn.execute("SELECT id, vector FROM turns").fetchall())
+        assert now.keys() == old.keys()
+        for tid, blob in now.items():
+            assert blob == np.frombuffer(old[tid], np.float32).astype(np.float16).tobytes()
     assert not previous_cache_path(db).exists()
 
 

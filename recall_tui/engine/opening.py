@@ -3,15 +3,21 @@
 `open_progressive(path, ...)` returns a `VaultOpening` at once and does the work on one
 background thread:
 
-1. `reading`: `read_vault(path, cache=True)` (only changed files are parsed), with progress;
-2. `indexing`: `Index.open(vault, embedder, defer_vectors=True)`: the text tables (porter,
-   trigram, words), signatures and edges. Then the `Engine` exists and is *usable*: keyword,
-   fuzzy and topic channels answer; the vector stage is skipped with the reason
-   `embedding N / M`;
-3. `embedding`: `Index.fill_vectors()` makes the missing vectors (from the embedding cache
+1. `reading`: `read_vault(path, cache=True, sessions=False)` (only changed files are
+   parsed), with progress: the memories, digests and problems, not the session logs;
+2. `indexing`: `Index.open(vault, embedder, defer_vectors=True, defer_turns=True)`: the text
+   tables (porter, trigram, words), signatures and edges; the turns table is left as it is.
+   Then the `Engine` exists and is *usable*: keyword, fuzzy and topic channels answer; the
+   vector stage is skipped with the reason `embedding N / M`, the turn stage with
+   `turns still being indexed`;
+3. `turns`: the vault read again with its session logs (the memories come from this
+   process's memo of the first read: the same objects), swapped into the engine
+   (`Engine.turns_read`), and its turns indexed (`Index.index_turns`). A million raw turns
+   (parsed, hashed, inserted) no longer stand before the first keyword result;
+4. `embedding`: `Index.fill_vectors()` makes the missing vectors (from the embedding cache
    or the embedder), with progress; then `Engine.vectors_changed()` drops cached recalls.
    Skipped when every vector already exists (an index opened before);
-4. `ready` (or `failed`, with the error; an engine that was usable stays usable).
+5. `ready` (or `failed`, with the error; an engine that was usable stays usable).
 
 Every change of phase or progress is reported as an `OpenStatus` to `on_status` (called on
 the background thread: a UI hops to its own thread, e.g. Textual's `call_from_thread`) and is
@@ -29,7 +35,8 @@ from typing import Any
 from recall_tui.engine.config import Config
 from recall_tui.engine.pipeline import Engine, _preload
 
-PHASES: tuple[str, ...] = ("starting", "reading", "indexing", "embedding", "ready", "failed")
+PHASES: tuple[str, ...] = ("starting", "reading", "indexing", "turns", "embedding", "ready",
+                           "failed")
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ class OpenStatus:
         """One line for a status bar: `embedding 1,234 / 10,000`, `ready`, ..."""
         if self.phase == "failed":
             return f"failed: {self.error}"
-        if self.phase in ("reading", "embedding") and self.total:
+        if self.phase in ("reading", "turns", "embedding") and self.total:
             return f"{self.phase} {self.done:,} / {self.total:,}"
         return self.phase
 
@@ -83,6 +90,8 @@ class VaultOpening:
         """Time from the call to every vector being there."""
         self.vectors_deferred = False
         """The engine was usable before its vectors existed (phase `embedding` ran)."""
+        self.turns_ms: float | None = None
+        """Time from the call to the turns being read and indexed (phase `turns` done)."""
 
     # ------------------------------------------------------------------ public
 
@@ -140,19 +149,30 @@ class VaultOpening:
                 # model then: loading it now (a second of imports holding the GIL) would
                 # only delay the first results.
                 _preload(emb)
-            vault = read_vault(self.vault_path, cache=True,
+            vault = read_vault(self.vault_path, cache=True, sessions=False,
                                progress=lambda d, t, _p: self._set("reading", d, t))
             self._set("indexing", 0, len(vault.memories))
-            index = Index.open(vault, emb, defer_vectors=True)
+            index = Index.open(vault, emb, defer_vectors=True, defer_turns=True)
             cfg = self._config or load_preset(self.preset, vault.root)
-            self._engine = Engine(vault, index, cfg, preset=self.preset, **self._engine_kw)
+            engine = self._engine = Engine(vault, index, cfg, preset=self.preset,
+                                           **self._engine_kw)
             self.first_usable_ms = (time.perf_counter() - self._t0) * 1000
-            pending = index.embedding_progress()
-            self.vectors_deferred = pending is not None
-            if pending is not None:  # else every vector exists already: straight to ready
-                self._set("embedding", *pending)  # before `wait_usable` returns
+            self.vectors_deferred = index.embedding_progress() is not None
+            self._set("turns")  # before `wait_usable` returns
             self._usable.set()
-            if pending is not None:
+            # The session logs, read and indexed now that the engine answers. The first read
+            # stays alive (the engine holds it) so this read takes its memories from the memo.
+            full = read_vault(self.vault_path, cache=True,
+                              progress=lambda d, t, _p: self._set("turns", d, t))
+            engine.turns_read(full)
+            if not index.read_only:
+                index.index_turns(full)
+            engine.clear_cache()
+            self.turns_ms = (time.perf_counter() - self._t0) * 1000
+            pending = index.embedding_progress()  # (the new turns' vectors too)
+            self.vectors_deferred = self.vectors_deferred or pending is not None
+            if pending is not None:  # else every vector exists already: straight to ready
+                self._set("embedding", *pending)
                 index.fill_vectors(progress=lambda d, t, _p: self._set("embedding", d, t))
                 self._engine.vectors_changed()
             self.ready_ms = (time.perf_counter() - self._t0) * 1000

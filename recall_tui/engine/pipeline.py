@@ -180,6 +180,22 @@ class Engine:
         elif "sigs_kept" in old:
             self._derived["sigs_kept"] = old["sigs_kept"]
 
+    def turns_read(self, vault: Vault) -> None:
+        """`vault` is this engine's vault read again with its session logs (the progressive
+        open read the memories first): when it holds the very same memory objects, only what
+        is built from the turns is dropped (nothing a running recall uses is reset); else
+        `set_vault`."""
+        old, new = self.vault.memories, vault.memories
+        if len(old) != len(new) or not all(
+                k == j and a is b for (k, a), (j, b) in zip(old.items(), new.items(),
+                                                             strict=True)):
+            self.set_vault(vault)
+            return
+        self.vault = vault
+        for name in ("turns", "facts"):  # the facts count the turns
+            self._derived.pop(name, None)
+        self._cache.clear()
+
     def clear_cache(self) -> None:
         """Forget every cached recall."""
         self._cache.clear()

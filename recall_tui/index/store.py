@@ -248,6 +248,26 @@ class Index:
         )
         return self.report
 
+    def index_turns(self, vault: Vault, progress: Progress | None = None) -> IndexReport:
+        """Bring the turns up to date with `vault` after an `open(..., defer_turns=True)`
+        (the progressive open, once the engine is usable; `vault` read with its session
+        logs). The memories synced from the same objects cost nothing; the vectors of the new
+        turns are left to `fill_vectors()` (`embedding_progress()` says so)."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path}: opened read-only; cannot update")
+        start = time.perf_counter()
+        done = self.sync.sync(vault, progress, defer_vectors=True)
+        self.report = replace(
+            self.report, turns=done.turns, vectors=done.vectors,
+            ms=self.report.ms + (time.perf_counter() - start) * 1000,
+        )
+        return self.report
+
+    def turns_pending(self) -> bool:
+        """True while the turns table was left as it was by an `open(..., defer_turns=True)`
+        and `index_turns` has not run yet (the turn stage says the turns are being indexed)."""
+        return self.sync.turns_deferred
+
     def embedding_progress(self) -> tuple[int, int] | None:
         """`IndexSync.embedding_progress`: (texts embedded, texts to embed) while vectors
         are pending or being made after a deferred open, None once they are all made."""
@@ -272,6 +292,7 @@ class Index:
         rebuild: bool = False,
         drop_cache: bool = False,
         defer_vectors: bool = False,
+        defer_turns: bool = False,
     ) -> Index:
         """Open the vault's index, building it or bringing it up to date with `vault`.
 
@@ -288,6 +309,10 @@ class Index:
         `defer_vectors` indexes the text only (keyword, fuzzy, topic work at once) and leaves
         the vectors to `fill_vectors()`; until it has run, `embedding_progress()` is not None
         and the vector stage is skipped with the reason `embedding N / M`.
+
+        `defer_turns` leaves the turns table as it is (`vault` was read without its session
+        logs, `read_vault(sessions=False)`) until `index_turns(vault)`; meanwhile
+        `turns_pending()` is True. Not with `read_only` (which writes nothing anyway).
         """
         start = time.perf_counter()
         note = ""
@@ -300,7 +325,7 @@ class Index:
                 found, note = resolve_index_path(vault.root)
                 if found is None:
                     return cls._open_in_memory(vault, embedder, progress, start, note,
-                                               defer_vectors)
+                                               defer_vectors, defer_turns)
                 target = found
         else:
             target = Path(path)
@@ -310,11 +335,11 @@ class Index:
             if path is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
             idx = cls._open_file(vault, embedder, target, progress, start, rebuild, drop_cache,
-                                 defer_vectors)
+                                 defer_vectors, defer_turns)
         except WRITE_FAILURES as exc:
             return cls._open_in_memory(
                 vault, embedder, progress, start, memory_fallback_note(target, exc),
-                defer_vectors,
+                defer_vectors, defer_turns,
             )
         rebuilt = idx.report.rebuilt
         if rebuilt is None and rebuild:
@@ -338,6 +363,7 @@ class Index:
         rebuild: bool,
         drop_cache: bool,
         defer_vectors: bool = False,
+        defer_turns: bool = False,
     ) -> Index:
         rebuilt: str | None = None
         conn: apsw.Connection | None = None
@@ -358,7 +384,7 @@ class Index:
                 if rebuild and not fresh:
                     clear = "all" if drop_cache else "index"
                 idx.report = idx.sync.sync(vault, progress, clear=clear,
-                                           defer_vectors=defer_vectors)
+                                           defer_vectors=defer_vectors, turns=not defer_turns)
                 break
             except (apsw.CorruptError, apsw.NotADBError) as exc:
                 # Damage the open-time checks did not reach (see _open_existing): rebuild once.
@@ -379,14 +405,15 @@ class Index:
     @classmethod
     def _open_in_memory(
         cls, vault: Vault, embedder: Embedder, progress: Progress | None, start: float, note: str,
-        defer_vectors: bool = False,
+        defer_vectors: bool = False, defer_turns: bool = False,
     ) -> Index:
         """An index built in memory for this run (nothing is saved): the fallback when the
         index file cannot be written. It takes updates and recall stats like a file would."""
         conn = _connect(":memory:")
         idx = cls(conn, ":memory:", embedder, read_only=False)
         idx._create_schema()
-        idx.report = idx.sync.sync(vault, progress, defer_vectors=defer_vectors)
+        idx.report = idx.sync.sync(vault, progress, defer_vectors=defer_vectors,
+                                   turns=not defer_turns)
         idx.report = replace(
             idx.report, location_note=note, ms=(time.perf_counter() - start) * 1000
         )

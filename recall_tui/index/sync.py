@@ -32,7 +32,7 @@ from recall_tui.index.rows import (
     sha,
     trigram_content,
 )
-from recall_tui.index.schema import TURNS_TEXT_INDEX, _now_iso, write_txn
+from recall_tui.index.schema import TURNS_NOVEC_INDEX, TURNS_TEXT_INDEX, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
 from recall_tui.index.turn_logs import (
     group_by_log,
@@ -148,6 +148,9 @@ class IndexSync:
         # vectors are still to be made, and (done, total) while they are being made.
         self._pending_vault: Vault | None = None
         self.embedding: tuple[int, int] | None = None
+        self.turns_deferred = False
+        """The last sync left the turns as they were (`sync(turns=False)`: the progressive
+        open reads and indexes them after the memories are usable)."""
 
     def row_hash_of(self, m: Memory) -> str:
         """`m`'s row hash, from the memo when the last sync hashed this very object."""
@@ -162,7 +165,7 @@ class IndexSync:
 
     def sync(
         self, vault: Vault, progress: Progress | None, clear: str | None = None,
-        defer_vectors: bool = False,
+        defer_vectors: bool = False, turns: bool = True,
     ) -> IndexReport:
         """Bring the index up to date with `vault`: the text, then the vectors (unless
         `defer_vectors` leaves them to `fill_vectors`).
@@ -171,10 +174,12 @@ class IndexSync:
         sync holds while it writes. Other processes may sync the same file at the same time:
         every write is a `BEGIN IMMEDIATE` transaction that re-reads what it depends on
         inside the write lock (see docs/data-safety.md). `clear` ("index" or "all") empties
-        the index first, in the same transaction (a rebuild, see `_clear`)."""
+        the index first, in the same transaction (a rebuild, see `_clear`). `turns=False`
+        leaves the turns table as it is (`vault` was read without its session logs) and
+        sets `turns_deferred` until a sync with the turns runs."""
         with self._sync_lock:
             try:
-                return self._sync_locked(vault, progress, clear, defer_vectors)
+                return self._sync_locked(vault, progress, clear, defer_vectors, turns)
             except BaseException:
                 # A rolled-back write may have left caches describing what was not committed.
                 with self._lock:
@@ -185,7 +190,7 @@ class IndexSync:
 
     def _sync_locked(
         self, vault: Vault, progress: Progress | None, clear: str | None = None,
-        defer_vectors: bool = False,
+        defer_vectors: bool = False, turns: bool = True,
     ) -> IndexReport:
         conn = self._conn
         with self._lock, write_txn(conn):
@@ -278,8 +283,10 @@ class IndexSync:
             removed_rowids = [old[0] for old in stored.values()]
             with conn:
                 self._write_memory_rows(changed, removed_rowids, touched, after)
-                with bulk_turns(conn, len(vault.turns)):
-                    turns_changed = self._sync_turns(vault.turns, vault.turn_logs)
+                turns_changed = False
+                if turns:
+                    with bulk_turns(conn, len(vault.turns)):
+                        turns_changed = self._sync_turns(vault.turns, vault.turn_logs)
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
@@ -295,8 +302,9 @@ class IndexSync:
             from recall_tui.vault.reader import read_vault
 
             vault = read_vault(vault.root)
-            again = self._sync_locked(vault, None, None, defer_vectors)
+            again = self._sync_locked(vault, None, None, defer_vectors, turns)
             updated += again.updated
+        self.turns_deferred = not turns
         if defer_vectors and not self._vectors.complete():
             # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
             # (When every vector already exists nothing is deferred: the sync below finds
@@ -669,6 +677,8 @@ def bulk_turns(conn: apsw.Connection, incoming: int) -> Iterator[None]:
         "SELECT 1 FROM turns LIMIT 1").fetchone() is None
     if bulk:
         conn.execute("DROP INDEX IF EXISTS turns_text")
-    yield  # on an error the transaction's rollback brings the index back
+        conn.execute("DROP INDEX IF EXISTS turns_novec")
+    yield  # on an error the transaction's rollback brings the indexes back
     if bulk:
         conn.execute(TURNS_TEXT_INDEX)
+        conn.execute(TURNS_NOVEC_INDEX)

@@ -31,7 +31,7 @@ from recall_tui.index.core import IndexCore, Progress
 from recall_tui.index.embed import Embedder, EmbedderUnavailable
 from recall_tui.index.rows import embed_text, sha
 from recall_tui.index.schema import remove_index_files, write_txn
-from recall_tui.index.vectors import VectorStore
+from recall_tui.index.vectors import VectorStore, register_turn_functions, turn_blob
 from recall_tui.vault.model import Vault
 
 # apsw types a column as any SQLite value; the casts below name what the schema stores.
@@ -64,7 +64,7 @@ _PARK_MEMORY = (
 )
 _PARK_TURN = (
     "INSERT OR REPLACE INTO embed_cache(model, text_hash, dim, vector)"
-    f" SELECT {_OWNER_KEY}, text_hash, {_OWNER_DIM}, vector FROM turns"
+    f" SELECT {_OWNER_KEY}, text_hash, {_OWNER_DIM}, turn_f32(vector) FROM turns"
     f" WHERE vector IS NOT NULL AND {_OWNED}"
 )
 
@@ -102,6 +102,7 @@ class VectorSync:
         self._conn = core.conn
         self._lock = core.lock
         self._store = store
+        register_turn_functions(self._conn)  # (`_PARK_TURN`: float16 turns, float32 cache)
         self._novec: set[int] | None = None
         """Rowids of memories without a vector after the last sync (None: unknown, ask
         SQLite)."""
@@ -338,9 +339,11 @@ class VectorSync:
         return VectorFill(len(new), max(0, with_vector - fresh), embed_ms, error)
 
     def _with_vector(self) -> int:
-        """Memories and turns that have a vector."""
+        """Memories and turns that have a vector (the turns': all of them less the few in
+        the partial index `turns_novec`, never a scan of the vectors)."""
         return self._core.count_vectors() + self._core.scalar(
-            "SELECT count(*) FROM turns WHERE vector IS NOT NULL"
+            "SELECT (SELECT count(*) FROM turns)"
+            " - (SELECT count(*) FROM turns WHERE vector IS NULL)"
         )
 
     def _texts(
@@ -397,10 +400,13 @@ class VectorSync:
                     rest,
                 ).fetchall()))
                 rest = [h for h in rest if h not in found]
+            # A turn's vector is stored rounded to float16: taken for other turns only, so a
+            # memory's vector is always the embedder's float32 (rankings never move with it).
+            rest = [h for h in rest if h not in wanted[0]]
             if rest:
                 q = ",".join("?" * len(rest))
                 found.update(cast("list[tuple[str, bytes]]", conn.execute(
-                    f"SELECT text_hash, vector FROM turns WHERE text_hash IN ({q})"
+                    f"SELECT text_hash, turn_f32(vector) FROM turns WHERE text_hash IN ({q})"
                     " AND vector IS NOT NULL",
                     rest,
                 ).fetchall()))
@@ -476,7 +482,7 @@ class VectorSync:
                 " AND vector IS NULL", part,
             ).fetchall()):
                 if asked[rowid] == h:
-                    fits.append((blobs[h], rowid, h))
+                    fits.append((turn_blob(blobs[h]), rowid, h))
                     taken.add(h)
         conn.executemany(
             "UPDATE turns SET vector=? WHERE rowid=? AND text_hash=? AND vector IS NULL", fits)

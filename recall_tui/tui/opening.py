@@ -66,6 +66,8 @@ class VaultOpener:
                 index = opening.engine.index if opening.engine is not None else None
                 if opening.vectors_deferred and index is not None:
                     app.post_message(VectorsReady(st.elapsed_ms, index.report.embed_error))
+            elif st.phase == "turns":
+                return  # (after the hand-over: the turn stage's reason says it, not the bar)
             else:
                 # At most ~100 updates a phase: each one waits for the UI thread.
                 step = st.done * 100 // st.total if st.total else 0

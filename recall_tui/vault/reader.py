@@ -310,6 +310,7 @@ def read_vault(
     cache: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
+    sessions: bool = True,
 ) -> Vault:
     """Read every memory, digest and transcript below `root` into a `Vault`.
 
@@ -326,13 +327,17 @@ def read_vault(
     machine has more than one core, they are parsed in a pool of worker processes
     (`parallel.py`); the Vault is the same, problems included, in the same order. `workers`
     sets the pool's size (0 or 1: parse here; None: one per core, when that many files).
+
+    `sessions=False` leaves the session logs unread (no turns, no problems of theirs), for an
+    open that reads them after the memories are usable (`engine/opening.py`); such a Vault is
+    never a basis for `patch_vault`.
     """
     # Reading makes hundreds of thousands of objects and no reference cycles: the cyclic
     # collector would only walk them again and again as they pile up (a third of a re-read).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read_vault(root, cache, progress, workers)
+        return _read_vault(root, cache, progress, workers, sessions)
     finally:
         if collecting:
             gc.enable()
@@ -343,6 +348,7 @@ def _read_vault(
     cache: bool,
     progress: Callable[[int, int, str], None] | None,
     workers: int | None = None,
+    sessions: bool = True,
 ) -> Vault:
     root_path = os.path.abspath(os.fspath(root))
     if not os.path.exists(root_path):
@@ -413,6 +419,8 @@ def _read_vault(
                     _not_read(f.rel, "digests live in consolidation/{daily,weekly,quarterly}/")
                 )
         elif parts[0] == SESSIONS_DIR and len(parts) > 1:
+            if not sessions:
+                continue
             if len(parts) == 2 and parts[1].endswith(".jsonl"):
                 turns.extend(_read_turns(f, problems, rcache, turn_logs))
             elif f.rel.endswith(".md"):
@@ -447,7 +455,7 @@ def _read_vault(
             memories[memory.id] = memory
 
     tick(len(files))
-    if rcache is not None:
+    if rcache is not None and sessions:  # (else every log's record would look gone)
         rcache.store_turn_logs()
     if kept is not None:
         if rcache is not None:
@@ -484,7 +492,7 @@ def _read_vault(
     if rcache is not None:
         remember(root_path, vault, records,
                  (sig, memories, chains, graph, added) if sig is not None else None)
-        if len(records) == len(keys):  # every memory file has its record: patchable
+        if sessions and len(records) == len(keys):  # every record there: patchable
             note_read(vault, walk_problems, file_problems, added, records)
         else:
             forget_read(root_path)

@@ -1,10 +1,12 @@
 """turns: cosine over raw transcript turns (memoturn include_turns). Reported in Trace.turns
 beside the ranking, never fused.
 
-Below `turns.exact_below` turn vectors every turn's cosine is computed from the float32
-matrix (exact); at or above, the turns whose sign-bit codes are nearest the query's
-(`index/turn_codes.py`) form a shortlist of `turns.shortlist` turns, whose float32 vectors are
-read from the index and re-scored, so every reported similarity is the exact cosine."""
+Below `turns.exact_below` turn vectors every turn's cosine is computed from the matrix of
+their stored vectors (exact); at or above, the turns whose sign-bit codes are nearest the
+query's (`index/turn_codes.py`) form a shortlist of `turns.shortlist` turns, whose stored
+vectors are read from the index and re-scored, so every reported similarity is the one the
+exact path gives. A turn's vector is stored as float16 (`index/vectors.py`, TURN_DTYPE) and
+widened to float32 for the product; the trace names the storage."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from recall_tui.engine.state import Out, RecallState
 from recall_tui.engine.topk import best_first
 from recall_tui.engine.trace import Candidate, TurnHit
 from recall_tui.index.turn_codes import CODE_NAME
+from recall_tui.index.vectors import TURN_DTYPE
 from recall_tui.vault.model import Turn
 
 if TYPE_CHECKING:
@@ -27,6 +30,11 @@ if TYPE_CHECKING:
 #: The shortlist when `turns.shortlist` is 0: max(SHORTLIST_MIN, SHORTLIST_PER_HIT x limit).
 SHORTLIST_MIN = 200
 SHORTLIST_PER_HIT = 20
+#: What the trace says of the turn vectors' storage.
+STORED = (f"stored as {np.dtype(TURN_DTYPE).name} ({np.dtype(TURN_DTYPE).itemsize} bytes a"
+          " dimension), widened to float32 for the cosine")
+#: The stage's reason while the open is still reading and indexing the session logs.
+TURNS_PENDING = "turns still being indexed (the open reads the session logs after the memories)"
 
 
 def run(engine: StageContext, st: RecallState) -> Out:
@@ -35,6 +43,11 @@ def run(engine: StageContext, st: RecallState) -> Out:
         return Out(skipped=True, reason="off (turns.enabled is false and include_turns not asked)")
     if engine.index is None:
         return Out(skipped=True, reason="no index")
+    pending = getattr(engine.index, "turns_pending", None)
+    if pending is not None and pending():
+        # The progressive open reads and indexes the session logs after the memories are
+        # usable: say so, never answer as if the vault had no turns.
+        return Out(skipped=True, reason=TURNS_PENDING)
     vec, reason = query_vector(engine, st)
     if vec is None:
         return Out(skipped=True, reason=f"needs a query embedding: {reason}")
@@ -72,7 +85,8 @@ def _exact(engine: StageContext, st: RecallState, q: np.ndarray
         picked = _take(best_first(sims, sims >= cfg.threshold, None), sims, ids, turns,
                        cfg.limit, cfg.threshold, session)
     return picked, [("search", f"exact: every turn's cosine ({len(ids)} turns, fewer than "
-                               f"turns.exact_below {cfg.exact_below})")]
+                               f"turns.exact_below {cfg.exact_below})"),
+                    ("vectors", STORED)]
 
 
 def _shortlisted(index: Index, codes: TurnCodes, turns: dict[str, Turn], st: RecallState,
@@ -95,11 +109,13 @@ def _shortlisted(index: Index, codes: TurnCodes, turns: dict[str, Turn], st: Rec
         size *= 4
     where = f"of session {session}'s {pool}" if session else f"of {pool}"
     info = [("search", f"shortlist by {CODE_NAME}, re-scored exactly"),
+            ("vectors", STORED),
             ("code", f"{CODE_NAME}: {codes.words_per_code * 8} bytes a turn, "
                      f"{codes.nbytes / 1e6:.1f} MB"),
             ("shortlist", f"{len(pos)} {where} turns nearest by Hamming distance"
                           + (" (all of them: exact)" if len(pos) >= pool else "")),
-            ("re-score", f"exact cosine of the {len(pos)} shortlisted turns' float32 vectors")]
+            ("re-score", f"cosine of the {len(pos)} shortlisted turns' stored vectors, as the"
+                         " exact path computes it")]
     return picked, info
 
 
