@@ -405,7 +405,9 @@ def _read_vault(
 
     if kept is None:
         _parse_in_parallel(files, decoded, keys, fresh, rcache, workers, tick, snap)
-    # (with `kept`, every memory file and its problems are there: only the others are read)
+    # (with `kept`, every memory file and its problems are there: only the others are read;
+    # their numbers skip the memory files, so the start is reported here)
+    tick(0)
     for n, f in enumerate(files) if kept is None else _numbered_others(files, keys):
         if n % READ_PROGRESS_EVERY == 0:
             tick(n)
