@@ -52,3 +52,29 @@ def test_vector_matrix_from_the_chunks_is_the_rows_read(bare_vault_copy):
                 == [i for i, _ in index.vector_search_sqlite(q, 5)])
     finally:
         index.close()
+
+
+def test_turn_lookup_is_the_dict_of_every_turn(tmp_path):
+    """`Engine.turns_by_id` (no dict of every turn) answers as `{t.id: t}` did, for every
+    turn of the vaults with turns, and refuses what is not a turn id of the vault."""
+    from pathlib import Path
+
+    from recall_tui.diagnostics.synth import write_synth_vault
+    from recall_tui.engine.turn_lookup import TurnLookup
+
+    synth = tmp_path / "synth"
+    write_synth_vault(synth, 40, turns=600)  # session logs of many turns each
+    for root in (Path(__file__).resolve().parents[1] / "sample-vault", synth):
+        turns = read_vault(root).turns
+        name = root.name
+        assert len({t.session_id for t in turns}) > 1, name
+        want = {t.id: t for t in turns}
+        got = TurnLookup(turns)
+        for tid, t in want.items():
+            assert got[tid] is t and got.get(tid) is t and tid in got
+        assert dict(got) == want and len(got) == len(want)
+        first = turns[0]
+        for missing in (f"turn:{first.session_id}#{first.seq + 10**6}",
+                        f"turn:{first.session_id}#0{first.seq}", f"turn:no-such#{first.seq}",
+                        first.session_id, f"turn:{first.session_id}#x", "turn:"):
+            assert got.get(missing) is None and missing not in got, missing
