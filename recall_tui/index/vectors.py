@@ -266,10 +266,10 @@ class VectorStore:
         (20k memories: 0.44 -> 0.06 s). None when that storage is not as expected (another
         sqlite-vec layout, a count that disagrees): the caller reads the rows then."""
         try:
-            rows = self._conn.execute(
+            rows = cast("list[tuple[str, int, int, int]]", self._conn.execute(
                 "SELECT m.id, m.rowid, r.chunk_id, r.chunk_offset FROM memories m"
                 " JOIN memory_vectors_rowids r ON r.rowid = m.rowid ORDER BY m.path"
-            ).fetchall()
+            ).fetchall())
             n = len(rows)
             if n != self._count_vectors():
                 return None
