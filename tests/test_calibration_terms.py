@@ -57,3 +57,17 @@ def test_keyword_index_with_other_analysis_is_not_used():
     # ... and an index over the memories in another order is not used either
     ordered = sorted(vault.memories.values(), key=lambda m: m.id, reverse=True)
     assert not isinstance(build(vault.memories, {}, KeywordIndex(ordered)).terms, KeywordTermSets)
+
+
+def test_merged_postings_kept_within_their_bound():
+    """The merged postings a `KeywordTermSets` keeps are dropped past `KEEP` positions, and
+    the answers stay the same."""
+    vault = read_vault(ROOT / "sample-vault")
+    full = build(vault.memories, {}).doc_freq
+    cal = build(vault.memories, {}, KeywordIndex(list(vault.memories.values())))
+    assert isinstance(cal.terms, KeywordTermSets)
+    cal.terms.KEEP = 50  # this instance's bound, small for the test
+    for _ in range(2):
+        for term, df in full.items():
+            assert cal.doc_freq[term] == df, term
+            assert cal.terms._kept <= 50 or len(cal.terms._merged) == 1

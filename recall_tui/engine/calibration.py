@@ -142,8 +142,8 @@ class KeywordTermSets(TermSets):
     positions are the union of the fields' slices, kept for the terms asked (the probes'
     and the queries')."""
 
-    #: Terms whose merged postings are kept (cleared when full).
-    KEEP = 4096
+    #: Positions of merged postings kept at most (16 MB; all are dropped when full).
+    KEEP = 4_000_000
 
     def __init__(self, kidx: Any, originals: Mapping[str, Sequence[int]]):
         self.ids = kidx.ids
@@ -151,6 +151,7 @@ class KeywordTermSets(TermSets):
         self._fields = [f for f in kidx.fields.values() if f.span]
         self._originals = {t: np.asarray(p, dtype=np.int32) for t, p in originals.items()}
         self._merged: dict[str, np.ndarray] = {}
+        self._kept = 0
         self._all: Collection[str] | None = None
 
     def postings(self, term: str) -> np.ndarray:
@@ -163,9 +164,11 @@ class KeywordTermSets(TermSets):
                 parts.append(self._originals[term])
             got = (np.unique(np.concatenate(parts)) if len(parts) > 1 else
                    parts[0] if parts else np.zeros(0, dtype=np.int32))
-            if len(self._merged) >= self.KEEP:
+            if self._kept + len(got) > self.KEEP:
                 self._merged.clear()
+                self._kept = 0
             self._merged[term] = got
+            self._kept += len(got)
         return got
 
     def df(self, term: str) -> int:
