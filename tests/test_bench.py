@@ -96,6 +96,25 @@ def test_bench_times_an_appended_session_and_leaves_the_vault_as_it_was(bench_ru
     assert not [p.name for p in (vault / "sessions").iterdir() if "bench-append" in p.name]
 
 
+def test_bench_reopens_the_unchanged_vault_in_a_fresh_process(bench_run, capsys):
+    """Issue 24's "re-open of the unchanged vault": the index the bench built, opened again by
+    a fresh process with the vault unchanged (nothing re-indexed), up to one recall's answer,
+    split by phase; the table shows it."""
+    data, _ = bench_run
+    (r,) = data["results"]
+    ro = r["reopen"]
+    assert ro["index_report"] == {"added": 0, "updated": 0, "removed": 0, "embedded": 0}
+    assert {"keyword", "vector", "turns", "floor"} <= set(ro["first_recall_stages_ms"])
+    assert set(ro["phases"]) == {"read", "index_open", "engine", "first_recall"}
+    assert ro["process_ms"] > sum(p["wall_ms"] for p in ro["phases"].values()) > 0
+    assert ro["cpu_ms"] >= ro["phases"]["first_recall"]["cpu_ms"] >= 0
+    from recall_tui.diagnostics.engine_bench_report import format_table
+
+    table = format_table(data)
+    assert "re-open to first recall (fresh process)" in table
+    assert "first recall: wall / CPU" in table
+
+
 def test_bench_oracles_agree(bench_run):
     data, _ = bench_run
     (r,) = data["results"]

@@ -25,10 +25,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -44,6 +42,8 @@ from recall_tui.diagnostics.engine_bench_child import (
     first_open_child,
     load_queries,
     measure_vault,
+    reopen_child,
+    run_child,
     stats,
 )
 from recall_tui.diagnostics.engine_bench_report import (
@@ -83,33 +83,6 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
     return root
 
 
-def _child(args: list[str], log: Callable[[str], None] = lambda s: None
-           ) -> tuple[dict[str, Any], float]:
-    """Run `python -m recall_tui.diagnostics.engine_bench ARGS`, pass its progress lines (stderr) to `log`, and
-    parse the JSON it prints last on stdout; also the epoch time it was spawned at."""
-    cmd = [sys.executable, "-m", "recall_tui.diagnostics.engine_bench", *args]
-    spawned = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    errors: list[str] = []
-
-    def pump() -> None:
-        for line in proc.stderr:  # type: ignore[union-attr]
-            errors.append(line.rstrip("\n"))
-            log("  " + line.rstrip("\n"))
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    out = proc.stdout.read()  # type: ignore[union-attr]
-    proc.wait()
-    reader.join()
-    if proc.returncode != 0:
-        raise RuntimeError("benchmark child failed:\n" + "\n".join(errors[-12:]))
-    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise RuntimeError(f"benchmark child printed no result: {out[-500:]}")
-    return json.loads(lines[-1]), spawned
-
-
 def measure_in_child(vault: Path, *, embedder: str, queries_file: Path | None, runs: int,
                      preset: str, label: str, oracles: bool = True,
                      max_queries: int | None = None, turns_on: bool = True,
@@ -125,7 +98,7 @@ def measure_in_child(vault: Path, *, embedder: str, queries_file: Path | None, r
         args += ["--max-queries", str(max_queries)]
     if not oracles:
         args.append("--no-oracles")
-    result, _ = _child(args, log)
+    result, _ = run_child(args, log)
     return result
 
 
@@ -134,10 +107,10 @@ def cold_start(vault: Path, *, embedder: str = "local", query: str = "postgres u
     """Process start to first recall result, in fresh processes against an index already
     built (one unmeasured run builds it first). Median of `repeats`."""
     args = ["cold", str(vault), "--embedder", embedder, "--query", query, "--preset", preset]
-    _child(args)  # builds or updates the index; not measured
+    run_child(args)  # builds or updates the index; not measured
     samples = []
     for _ in range(max(1, repeats)):
-        marks, spawned = _child(args)
+        marks, spawned = run_child(args)
         marks["process_ms"] = (marks.pop("result_at") - spawned) * 1000
         samples.append(marks)
     samples.sort(key=lambda m: m["process_ms"])
@@ -163,7 +136,7 @@ def first_open(vault: Path, *, embedder: str = "local", query: str = "postgres u
                 "--preset", preset]
         if wait_ready:
             args.append("--wait-ready")
-        marks, spawned = _child(args, log)
+        marks, spawned = run_child(args, log)
     marks["process_to_first_result_ms"] = (marks.pop("result_at") - spawned) * 1000
     return {"vault": str(vault), "label": label or vault.name, "embedder": embedder,
             "query": query, **marks,
@@ -260,7 +233,18 @@ def _main(argv: list[str]) -> int:
     f.add_argument("--query", default="postgres upgrade")
     f.add_argument("--preset", default="default")
     f.add_argument("--wait-ready", action="store_true")
+    r = sub.add_parser("reopen")
+    r.add_argument("vault")
+    r.add_argument("--index", required=True)
+    r.add_argument("--embedder", default="standin")
+    r.add_argument("--query", default="postgres upgrade")
+    r.add_argument("--preset", default="default")
+    r.add_argument("--turns-on", action="store_true")
     a = p.parse_args(argv)
+    if a.mode == "reopen":
+        print(json.dumps(reopen_child(a.vault, a.index, a.embedder, a.query, a.preset,
+                                      a.turns_on)), flush=True)
+        return 0
     if a.mode == "first":
         out = first_open_child(a.vault, a.embedder, a.query, a.preset, a.wait_ready)
         print(json.dumps(out), flush=True)

@@ -3,8 +3,9 @@
 `measure_vault` reads the vault, builds its index into a temporary file, re-indexes one changed
 memory, times every stage and the whole pipeline, and compares the keyword and vector stages
 with their oracles (rank_bm25 and numpy brute force); `cold_start_child` times the phases from
-interpreter start to the first recall. Also the stand-in embedder and the small helpers they
-share. Headless.
+interpreter start to the first recall; `reopen_child` re-opens the vault with the index
+`measure_vault` built, up to the first recall. Also the stand-in embedder and the small
+helpers they share. Headless.
 
 Long module: everything the child process of one bench run measures, in one place, so the
 child imports one module and its figures are read top to bottom in the order they are taken.
@@ -16,8 +17,10 @@ import hashlib
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -181,6 +184,34 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, (time.perf_counter() - t) * 1000
 
 
+def run_child(args: list[str], log: Callable[[str], None] = lambda s: None
+              ) -> tuple[dict[str, Any], float]:
+    """Run `python -m recall_tui.diagnostics.engine_bench ARGS`, pass its progress lines
+    (stderr) to `log`, and parse the JSON it prints last on stdout; also the epoch time it was
+    spawned at. (Here, not in the parent module: `measure_vault` spawns the re-open too.)"""
+    cmd = [sys.executable, "-m", "recall_tui.diagnostics.engine_bench", *args]
+    spawned = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    errors: list[str] = []
+
+    def pump() -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            errors.append(line.rstrip("\n"))
+            log("  " + line.rstrip("\n"))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    proc.wait()
+    reader.join()
+    if proc.returncode != 0:
+        raise RuntimeError("benchmark child failed:\n" + "\n".join(errors[-12:]))
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"benchmark child printed no result: {out[-500:]}")
+    return json.loads(lines[-1]), spawned
+
+
 # --- the oracles ----------------------------------------------------------------------------
 
 
@@ -279,11 +310,13 @@ def vector_oracle(engine: Any, queries: Sequence[str], k: int) -> dict[str, Any]
 
 def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries: Sequence[str],
                   runs: int, preset: str = "default", label: str = "",
-                  oracles: bool = True, turns_on: bool = True,
+                  oracles: bool = True, turns_on: bool = True, reopen: bool = True,
                   log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Every figure for one vault, measured in this process (call it in a fresh one). On a
     vault with raw turns the turn channel is switched on when `turns_on` (the presets leave
-    it off), so its stage is timed beside the other channels; the result says which."""
+    it off), so its stage is timed beside the other channels; the result says which. With
+    `reopen`, last, a fresh process re-opens the vault with the index built here
+    (`reopen_child`)."""
     from recall_tui.engine import Engine
     from recall_tui.engine.config import load_preset
     from recall_tui.engine.pipeline import settle_heap
@@ -442,7 +475,73 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
                                                           vec["numpy_ms"], "p50")
             result["vector_vs_numpy"] = vec
         index.close()
+        if reopen:
+            log("re-opening the unchanged vault in a fresh process ...")
+            result["reopen"] = reopen_in_child(vault_path, Path(tmp) / "index.sqlite",
+                                               embedder=embedder, query=queries[0],
+                                               preset=preset, turns_on=cfg.turns.enabled,
+                                               log=log)
     return result
+
+
+def reopen_in_child(vault_path: str | os.PathLike[str], index_path: Path, *, embedder: str,
+                    query: str, preset: str, turns_on: bool,
+                    log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """`reopen_child` in a fresh interpreter (the index the bench built, its vault unchanged),
+    with the wall time from spawning it to the first recall's answer."""
+    args = ["reopen", str(vault_path), "--index", str(index_path), "--embedder", embedder,
+            "--query", query, "--preset", preset]
+    if turns_on:
+        args.append("--turns-on")
+    marks, spawned = run_child(args, log)
+    marks["process_ms"] = (marks.pop("result_at") - spawned) * 1000
+    return marks
+
+
+def reopen_child(vault_path: str, index_path: str, embedder: str, query: str, preset: str,
+                 turns_on: bool) -> dict[str, Any]:
+    """Issue 24's "re-open of the unchanged vault": in a fresh process, read the vault (its
+    reading cache is there), open the index it already has, build the engine and answer one
+    recall. Each phase's wall and CPU milliseconds (`phases`), and the first recall's stages."""
+    t_start, c_start = time.perf_counter(), time.process_time()
+    phases: dict[str, dict[str, float]] = {}
+
+    def phase(name: str, fn: Callable[[], Any]) -> Any:
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        phases[name] = {"wall_ms": (time.perf_counter() - t) * 1000,
+                        "cpu_ms": (time.process_time() - c) * 1000}
+        return out
+
+    # (The imports are part of `process_ms` only: this module's parent imported most.)
+    from recall_tui.engine import Engine
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.store import Index
+    from recall_tui.vault.reader import read_vault
+
+    vault = phase("read", lambda: read_vault(vault_path, cache=True))
+    emb = make_bench_embedder(embedder)
+    index = phase("index_open", lambda: Index.open(vault, emb, path=Path(index_path)))
+    cfg = load_preset(preset, vault.root)
+    if turns_on and not cfg.turns.enabled:
+        cfg = cfg.with_value("turns.enabled", True)
+    engine = phase("engine", lambda: Engine(vault, index, cfg, preset=preset))
+    trace = phase("first_recall", lambda: engine.recall(query, now=BENCH_NOW))
+    result_at = time.time()
+    marks: dict[str, Any] = {
+        "result_at": result_at,
+        "wall_ms": (time.perf_counter() - t_start) * 1000,
+        "cpu_ms": (time.process_time() - c_start) * 1000,
+        "phases": phases,
+        "first_recall_stages_ms": {s.name: s.ms for s in trace.stages if not s.skipped},
+        "index_report": {"added": index.report.added, "updated": index.report.updated,
+                         "removed": index.report.removed, "embedded": index.report.embedded},
+        "hits": len(trace.hits),
+        "peak_rss_mb": peak_rss_mb(),
+        "load_average": _loadavg(),
+    }
+    index.close()
+    return marks
 
 
 def typo(query: str) -> str:

@@ -32,7 +32,7 @@ import functools
 import hashlib
 import math
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +94,10 @@ class TermSets(Mapping[str, frozenset[str]]):
         tid = self.vocab.get(term)
         return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])
 
+    def terms(self) -> Collection[str]:
+        """Every term some memory holds."""
+        return self.vocab.keys()
+
     def holders(self, terms: frozenset[str] | set[str]) -> np.ndarray:
         """Boolean mask over the memories (in `ids` order): holds any of `terms`."""
         mask = np.zeros(len(self.ids), dtype=bool)
@@ -126,15 +130,91 @@ class DocFreq(Mapping[str, int]):
         self._sets = sets
 
     def __getitem__(self, term: str) -> int:
-        if term not in self._sets.vocab:
+        df = self._sets.df(term)
+        if not df:  # a term of the vocabulary is held by one memory at least
             raise KeyError(term)
-        return self._sets.df(term)
+        return df
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._sets.vocab)
+        return iter(self._sets.terms())
 
     def __len__(self) -> int:
-        return len(self._sets.vocab)
+        return len(self._sets.terms())
+
+
+class KeywordTermSets(TermSets):
+    """`TermSets` read from the engine's keyword index instead of analysing every memory
+    again: the index analysed each keyword field of every memory with the calibration's own
+    settings (stemmed, stop words out), so a memory holds a term when one of the fields'
+    postings lists it, or its `original` text (a translated memory's; not a keyword field,
+    analysed here) does. Opening a vault paid that analysis twice (the calibration's term
+    sets were most of the first recall: ~8 s of CPU at 20k memories under load). A term's
+    positions are the union of the fields' slices, kept for the terms asked (the probes'
+    and the queries')."""
+
+    #: Positions of merged postings kept at most (16 MB; all are dropped when full).
+    KEEP = 4_000_000
+
+    def __init__(self, kidx: Any, originals: Mapping[str, Sequence[int]]):
+        self.ids = kidx.ids
+        self.pos = kidx.pos
+        self._fields = [f for f in kidx.fields.values() if f.span]
+        self._originals = {t: np.asarray(p, dtype=np.int32) for t, p in originals.items()}
+        self._merged: dict[str, np.ndarray] = {}
+        self._kept = 0
+        self._all: Collection[str] | None = None
+
+    def postings(self, term: str) -> np.ndarray:
+        """The sorted positions of the memories holding `term`."""
+        got = self._merged.get(term)
+        if got is None:
+            parts = [f.post_docs[sp[0]:sp[1]] for f in self._fields
+                     if (sp := f.span.get(term)) is not None]
+            if term in self._originals:
+                parts.append(self._originals[term])
+            got = (np.unique(np.concatenate(parts)) if len(parts) > 1 else
+                   parts[0] if parts else np.zeros(0, dtype=np.int32))
+            if self._kept + len(got) > self.KEEP:
+                self._merged.clear()
+                self._kept = 0
+            self._merged[term] = got
+            self._kept += len(got)
+        return got
+
+    def df(self, term: str) -> int:
+        return len(self.postings(term))
+
+    def holders(self, terms: frozenset[str] | set[str]) -> np.ndarray:
+        mask = np.zeros(len(self.ids), dtype=bool)
+        for t in terms:
+            mask[self.postings(t)] = True
+        return mask
+
+    def terms(self) -> Collection[str]:
+        if self._all is None:
+            every: set[str] = set(self._originals)
+            for f in self._fields:
+                every.update(f.span)
+            self._all = every
+        return self._all
+
+    def __getitem__(self, memory_id: str) -> frozenset[str]:
+        i = self.pos[memory_id]  # scans: only tools and tests ask for a set
+        out = {t for t, p in self._originals.items() if i in p}
+        for f in self._fields:
+            at = np.flatnonzero(f.post_docs == i)
+            if len(at):
+                starts = [(lo, t) for t, (lo, hi) in f.span.items() if hi > lo]
+                los = np.array([lo for lo, _ in starts])
+                for k in np.searchsorted(los, at, side="right").tolist():
+                    out.add(starts[k - 1][1])
+        return frozenset(out)
+
+    @staticmethod
+    def usable(kidx: Any, memories: Mapping[str, Any]) -> bool:
+        """True when `kidx` (a `KeywordIndex`) analysed the memories as the calibration does,
+        in the same order."""
+        return bool(kidx.stem and kidx.stop_words and kidx.ids == list(memories))
 
 
 #: At most this many memories enter the pairwise cosine sample (an evenly spaced sample of
@@ -178,9 +258,12 @@ class Calibration:
         return f"{self.memories} memories; {vec}"
 
 
-def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Calibration:
+def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray],
+          keyword: Any = None) -> Calibration:
     """The calibration of a vault: term statistics over `memories` (id -> Memory) and the
-    vector scale over `vectors` (id -> unit vector)."""
+    vector scale over `vectors` (id -> unit vector). With `keyword` (the engine's
+    `KeywordIndex` over the same memories, stemmed and without stop words), the term sets
+    are read from its postings (`KeywordTermSets`): the same sets, not analysed again."""
     def sets() -> Iterator[tuple[str, frozenset[str]]]:
         # The set of `analyze` over each field, computed once over the fields joined by a
         # line break (no token spans one, folding is per character): each distinct word is
@@ -191,7 +274,17 @@ def build(memories: Mapping[str, Any], vectors: Mapping[str, np.ndarray]) -> Cal
             yield mid, frozenset([porter_stem(w) for w in set(_words(text))
                                   if w not in STOP_WORDS])
 
-    terms = TermSets.build(sets())
+    terms: TermSets
+    if keyword is not None and KeywordTermSets.usable(keyword, memories):
+        originals: dict[str, list[int]] = {}
+        for i, m in enumerate(memories.values()):
+            text = getattr(m, "original", None)
+            if text:
+                for t in set(analyze(text)):
+                    originals.setdefault(t, []).append(i)
+        terms = KeywordTermSets(keyword, originals)
+    else:
+        terms = TermSets.build(sets())
     df = DocFreq(terms)
     background = near = None
     ids = sorted(i for i in vectors if i in memories)
@@ -224,10 +317,19 @@ def for_engine(engine: Any) -> Calibration:
             if kept[2] is not None and kept[2][0] is kept[1]:
                 engine._derived["probe_bests"] = kept[2]
         else:
-            memo = (vecs, build(engine.vault.memories, vecs))
+            memo = (vecs, build(engine.vault.memories, vecs, _keyword_index(engine)))
         engine._derived["calibration"] = memo
     cal: Calibration = memo[1]
     return cal
+
+
+def _keyword_index(engine: Any) -> Any:
+    """One of the engine's keyword indexes analysed as the calibration analyses (stemmed, no
+    stop words), or None (the keyword channel off, or other analysis settings)."""
+    for kidx in getattr(engine, "_kw", {}).values():
+        if kidx.stem and kidx.stop_words:
+            return kidx
+    return None
 
 
 def _same_matrix(a: tuple[list[str], np.ndarray], b: tuple[list[str], np.ndarray]) -> bool:

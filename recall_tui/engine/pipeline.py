@@ -68,6 +68,7 @@ from recall_tui.engine.trace import (
     TimelineEntry,
     Trace,
 )
+from recall_tui.engine.turn_lookup import TurnLookup
 from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary
 
 if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
@@ -258,8 +259,9 @@ class Engine:
     def digest_tokens(self) -> list[frozenset[str]]:
         return self._memo("digests", lambda: [frozenset(analyze(p.text)) for p in self.vault.digests])
 
-    def turns_by_id(self) -> dict[str, Turn]:
-        return self._memo("turns", lambda: {t.id: t for t in self.vault.turns})
+    def turns_by_id(self) -> Mapping[str, Turn]:
+        """turn id -> Turn, without a dict of every turn (`TurnLookup`)."""
+        return self._memo("turns", lambda: TurnLookup(self.vault.turns))
 
     def word_sets(self) -> dict[str, frozenset[str]]:
         """Word sets for MMR's Jaccard similarity: title and summary."""

@@ -263,6 +263,8 @@ class VectorStore:
                 if not self._has_vec_table():
                     self._vectors = ([], np.zeros((0, dim), dtype=np.float32))
                     self._vec_rowids = np.zeros(0, dtype=np.int64)
+                elif (got := self._vectors_from_chunks(dim)) is not None:
+                    self._vectors, self._vec_rowids = got
                 else:
                     # Filled row by row into one preallocated matrix: holding every row's
                     # blob and then their join would double the peak (2 x 154 MB at 100k).
@@ -288,6 +290,50 @@ class VectorStore:
                     self._vectors = (ids, mat)
                     self._vec_rowids = rowids[:i]
             return self._vectors
+
+    def _vectors_from_chunks(self, dim: int
+                             ) -> tuple[tuple[list[str], np.ndarray], np.ndarray] | None:
+        """`vectors()` (and the rows' rowids) read from the vec0 table's own storage: its
+        chunks (one blob of up to 1024 vectors each) and its rowid -> (chunk, offset) map,
+        instead of one virtual-table row per vector: the same float32 bytes, ~7x less CPU
+        (20k memories: 0.44 -> 0.06 s). None when that storage is not as expected (another
+        sqlite-vec layout, a count that disagrees): the caller reads the rows then."""
+        try:
+            rows = cast("list[tuple[str, int, int, int]]", self._conn.execute(
+                "SELECT m.id, m.rowid, r.chunk_id, r.chunk_offset FROM memories m"
+                " JOIN memory_vectors_rowids r ON r.rowid = m.rowid ORDER BY m.path"
+            ).fetchall())
+            n = len(rows)
+            if n != self._count_vectors():
+                return None
+            ids = [sys.intern(r[0]) for r in rows]  # the Vault's own id string when interned
+            rowids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+            chunk = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+            offset = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
+            del rows
+            mat = np.empty((n, dim), dtype=np.float32)
+            order = np.argsort(chunk, kind="stable")
+            bounds = np.flatnonzero(np.diff(chunk[order])) + 1
+            groups = {int(chunk[g[0]]): g for g in np.split(order, bounds) if len(g)}
+            filled = 0
+            # One chunk's blob at a time (a few MB), never all of them at once.
+            for cid, blob in self._conn.execute(
+                "SELECT rowid, vectors FROM memory_vectors_vector_chunks00"
+            ):
+                at = groups.get(int(cid))
+                if at is None:
+                    continue
+                block = np.frombuffer(blob, dtype=np.float32)
+                if len(block) % dim or int(offset[at].max()) >= len(block) // dim:
+                    return None
+                mat[at] = block.reshape(-1, dim)[offset[at]]
+                filled += len(at)
+            if filled != n:
+                return None
+        except apsw.Error:
+            return None
+        mat.setflags(write=False)
+        return (ids, mat), rowids
 
     def turn_vectors(self) -> tuple[list[str], np.ndarray]:
         """Turn ids (`turn:<session>#<seq>`) with a vector, and their (n, dim) matrix."""

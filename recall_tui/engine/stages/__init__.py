@@ -10,7 +10,7 @@ fields of `RecallState`, never through the engine."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:  # types only: the stage modules import this package at run time
@@ -70,7 +70,7 @@ class StageContext(Protocol):
         """The analysed terms of each digest paragraph (in `vault.digests` order)."""
         ...
 
-    def turns_by_id(self) -> dict[str, Turn]:
+    def turns_by_id(self) -> Mapping[str, Turn]:
         """turn id -> raw transcript turn."""
         ...
 

@@ -10,6 +10,7 @@ widened to float32 for the product; the trace names the storage."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -89,7 +90,7 @@ def _exact(engine: StageContext, st: RecallState, q: np.ndarray
                     ("vectors", STORED)]
 
 
-def _shortlisted(index: Index, codes: TurnCodes, turns: dict[str, Turn], st: RecallState,
+def _shortlisted(index: Index, codes: TurnCodes, turns: Mapping[str, Turn], st: RecallState,
                  q: np.ndarray) -> tuple[list[tuple[Turn, float]], list[tuple[str, str]]]:
     """The turns whose codes are nearest the query's, re-scored with their exact vectors and
     the best taken. With a session filter only that session's turns are considered (all of
@@ -119,7 +120,7 @@ def _shortlisted(index: Index, codes: TurnCodes, turns: dict[str, Turn], st: Rec
     return picked, info
 
 
-def rescore(index: Index, rowids: np.ndarray, q: np.ndarray, turns: dict[str, Turn],
+def rescore(index: Index, rowids: np.ndarray, q: np.ndarray, turns: Mapping[str, Turn],
             limit: int, threshold: float, session: str | None
             ) -> tuple[list[tuple[Turn, float]], int]:
     """The first `limit` of the turns `rowids` by exact cosine with `q` (at least
@@ -142,7 +143,7 @@ def rescore(index: Index, rowids: np.ndarray, q: np.ndarray, turns: dict[str, Tu
     return picked, missing
 
 
-def _take(order: np.ndarray, sims: np.ndarray, ids: list[str], turns: dict[str, Turn],
+def _take(order: np.ndarray, sims: np.ndarray, ids: list[str], turns: Mapping[str, Turn],
           limit: int, threshold: float, session: str | None) -> list[tuple[Turn, float]]:
     """The first `limit` turns of `order` at or above `threshold` that the vault holds (and
     of `session`, when one is asked for)."""
