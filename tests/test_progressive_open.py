@@ -186,3 +186,28 @@ def test_the_turns_are_indexed_after_the_memories(vault_dir):
     assert engine.vault is not first
     assert all(engine.vault.memories[k] is m for k, m in first.memories.items())
     engine.index.close()
+
+
+def test_a_failed_turns_phase_is_said_by_the_turn_stage(vault_dir, monkeypatch):
+    # The session logs cannot be indexed (the turns phase fails after the engine answers):
+    # the open says failed, the engine keeps answering, and its turn stage says why instead
+    # of "still being indexed" for ever.
+    from recall_tui.engine.config import Config
+    from recall_tui.engine.stages.turns import TURNS_PENDING
+
+    def refuse(self, vault, progress=None):
+        raise OSError("disk full while indexing the turns")
+
+    monkeypatch.setattr(Index, "index_turns", refuse)
+    opening = open_progressive(vault_dir, embedder=StandinEmbedder())
+    assert opening.wait_ready(timeout=300)
+    assert opening.status.phase == "failed" and "disk full" in opening.status.error
+    engine = opening.engine
+    assert engine is not None and not engine.index.turns_pending()
+    cfg = Config().with_value("turns.enabled", True)
+    trace = engine.recall("postgres upgrade", now=PINNED_NOW, config=cfg)
+    turns = _stage(trace, "turns")
+    assert turns.skipped and turns.reason != TURNS_PENDING
+    assert turns.reason.startswith("turns not indexed: OSError: disk full"), turns.reason
+    assert trace.hits
+    engine.index.close()

@@ -178,7 +178,11 @@ class VaultOpening:
             self.ready_ms = (time.perf_counter() - self._t0) * 1000
             self._set("ready")
         except Exception as exc:
-            self._set("failed", error=f"{type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            index_now = self._engine.index if self._engine is not None else None
+            if index_now is not None and index_now.turns_pending():
+                index_now.turns_failed(error)  # the turn stage says why, not "still indexing"
+            self._set("failed", error=error)
         finally:
             self._usable.set()
             self._done.set()

@@ -268,6 +268,16 @@ class Index:
         and `index_turns` has not run yet (the turn stage says the turns are being indexed)."""
         return self.sync.turns_deferred
 
+    def turns_failed(self, reason: str) -> None:
+        """The progressive open could not read or index the session logs: the turn stage
+        says so with `reason` from now on, not that the turns are still being indexed."""
+        self.sync.turns_deferred = False
+        self.sync.turns_error = reason
+
+    def turns_error(self) -> str | None:
+        """Why the deferred turns were never indexed, if they were not (`turns_failed`)."""
+        return self.sync.turns_error
+
     def embedding_progress(self) -> tuple[int, int] | None:
         """`IndexSync.embedding_progress`: (texts embedded, texts to embed) while vectors
         are pending or being made after a deferred open, None once they are all made."""

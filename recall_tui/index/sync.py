@@ -151,6 +151,8 @@ class IndexSync:
         self.turns_deferred = False
         """The last sync left the turns as they were (`sync(turns=False)`: the progressive
         open reads and indexes them after the memories are usable)."""
+        self.turns_error: str | None = None
+        """Why the deferred turns were never indexed (the open's turns phase failed)."""
 
     def row_hash_of(self, m: Memory) -> str:
         """`m`'s row hash, from the memo when the last sync hashed this very object."""
@@ -305,6 +307,8 @@ class IndexSync:
             again = self._sync_locked(vault, None, None, defer_vectors, turns)
             updated += again.updated
         self.turns_deferred = not turns
+        if turns:
+            self.turns_error = None
         if defer_vectors and not self._vectors.complete():
             # Progressive open: the text is indexed and usable now; `fill_vectors` embeds.
             # (When every vector already exists nothing is deferred: the sync below finds

@@ -17,10 +17,8 @@ process whose vault signature matches it maps that file and builds lazy memories
 head as `_LazyMemory`s (below): no row read, no record decoded until first used.
 
 The file is `VAULT/.recall/read-cache.sqlite` (with its snapshot, the one place reading writes
-inside a vault),
-or under the user's cache folder when `.recall/` is not writable; when neither works, reading
-simply parses everything. The whole cache
-is dropped when READER_VERSION, the Memory record's fields or the Python version differ from
+inside a vault), or under the user's cache folder when `.recall/` is not writable; when
+neither works, reading simply parses everything. The whole cache is dropped when READER_VERSION, the Memory record's fields or the Python version differ from
 the ones that wrote it: a record is never trusted across reader or schema versions. Any
 SQLite trouble (a locked, damaged or foreign file) makes the read fall back to parsing; a
 damaged file is deleted and started again. Headless.

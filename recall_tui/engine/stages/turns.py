@@ -49,6 +49,10 @@ def run(engine: StageContext, st: RecallState) -> Out:
         # The progressive open reads and indexes the session logs after the memories are
         # usable: say so, never answer as if the vault had no turns.
         return Out(skipped=True, reason=TURNS_PENDING)
+    failed = getattr(engine.index, "turns_error", None)
+    why = failed() if failed is not None else None
+    if why:
+        return Out(skipped=True, reason=f"turns not indexed: {why}")
     vec, reason = query_vector(engine, st)
     if vec is None:
         return Out(skipped=True, reason=f"needs a query embedding: {reason}")
