@@ -324,13 +324,10 @@ class VectorSync:
                 self._core.set_meta(embed_error=error)
             else:
                 self._core.del_meta("embed_error")
-            if wanted[0]:
-                self._core.invalidate()
-            else:
-                # Only turns were filled: the memories' caches (their vector matrix, the bm25
-                # replicas, the signatures) still hold; rebuilding them cost seconds at 100k
-                # memories after every session appended.
-                self._store.forget_turn_vectors()
+            # Every cache of the tables is forgotten, even when only turns were filled here:
+            # keeping the memories' caches then (append9) left a recall service blind to a
+            # memory another process had changed and embedded meanwhile (test_data_safety).
+            self._core.invalidate()
             with_vector = self._with_vector() if turn_rows is None else None
         fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
         if with_vector is None:
@@ -489,10 +486,7 @@ class VectorSync:
         placed_turns = bool(fits)
         conn.executemany("DELETE FROM embed_cache WHERE model=? AND text_hash=?",
                          [(key, h) for h in taken])
-        if rows:
-            self._core.invalidate()
-        elif placed_turns:
-            self._store.forget_turn_vectors()  # (no memory vector moved: see `fill`)
+        self._core.invalidate()  # (see `fill`)
         if rows or placed_turns:
             self._core.bump_generation()
         return taken
