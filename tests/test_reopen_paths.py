@@ -38,11 +38,14 @@ def test_vector_matrix_from_the_chunks_is_the_rows_read(bare_vault_copy):
         dim = StandinEmbedder.dim
         got = store._vectors_from_chunks(dim)
         assert got is not None
-        (ids, mat), rowids = got
+        (ids, mat), rowids, ties = got
         want_ids, want_mat, want_rowids = _rows_read(index)
         assert ids == want_ids and rowids.tolist() == want_rowids
         assert mat.dtype == np.float32 and np.array_equal(mat, want_mat)
         assert not mat.flags.writeable
+        # the tie keys taken from the chunk read are the ones `_tie_order` scans the map for
+        store._vectors, store._vec_rowids, store._vec_ties = (ids, mat), rowids, None
+        assert store._tie_order().tolist() == ties.tolist()
         # `vectors()` takes this path and the kNN built on it answers as sqlite-vec does
         store._vectors = None
         v_ids, v_mat = index.vectors()
