@@ -325,8 +325,8 @@ class VectorSync:
             else:
                 self._core.del_meta("embed_error")
             # Every cache of the tables is forgotten, even when only turns were filled here:
-            # keeping the memories' caches then (append9) left a recall service blind to a
-            # memory another process had changed and embedded meanwhile (test_data_safety).
+            # keeping the memories' caches then was not shown safe when another process
+            # changes a memory meanwhile (docs/performance.md, "Session 9").
             self._core.invalidate()
             with_vector = self._with_vector() if turn_rows is None else None
         fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
