@@ -122,8 +122,11 @@ class TuningPane(StatePane):
         self.golden.schedule(force=force)
 
     def golden_loaded(self) -> None:
-        """The golden tab read its queries: the knobs tab's judged column follows them."""
-        self.knobs.draw_runs()
+        """The golden tab read its queries: the knobs tab's judged column follows them (once
+        that tab has its tables: the golden tab can finish reading first, and a tab mounted
+        later draws no runs yet, so there is nothing to follow)."""
+        if self.knobs.is_mounted:
+            self.knobs.draw_runs()
 
     def queries_file(self) -> Path:
         """The judged queries the golden tab shows and the tune runs on."""
