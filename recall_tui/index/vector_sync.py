@@ -324,10 +324,13 @@ class VectorSync:
                 self._core.set_meta(embed_error=error)
             else:
                 self._core.del_meta("embed_error")
-            # Every cache of the tables is forgotten, even when only turns were filled here:
-            # keeping the memories' caches then was not shown safe when another process
-            # changes a memory meanwhile (docs/performance.md, "Session 9").
-            self._core.invalidate()
+            if wanted[0]:
+                self._core.invalidate()
+            else:
+                # Only turns were filled: the memories' caches (their vector matrix, the bm25
+                # replicas, the signatures) still hold; rebuilding them cost seconds at 100k
+                # memories after every session appended.
+                self._store.forget_turn_vectors()
             with_vector = self._with_vector() if turn_rows is None else None
         fresh = sum(len(wanted[0].get(h, ())) + len(wanted[1].get(h, ())) for h in new)
         if with_vector is None:
@@ -486,7 +489,10 @@ class VectorSync:
         placed_turns = bool(fits)
         conn.executemany("DELETE FROM embed_cache WHERE model=? AND text_hash=?",
                          [(key, h) for h in taken])
-        self._core.invalidate()  # (see `fill`)
+        if rows:
+            self._core.invalidate()
+        elif placed_turns:
+            self._store.forget_turn_vectors()  # (no memory vector moved: see `fill`)
         if rows or placed_turns:
             self._core.bump_generation()
         return taken
