@@ -362,3 +362,34 @@ def test_an_open_index_sees_what_another_process_wrote(tmp_path):
         q = tui.embed_query(phrase)
         assert tui.vector_search(q, 1)[0][0] == mid
         assert tui.report.in_memory is False
+
+
+def test_a_write_after_another_process_wrote_drops_this_process_caches(tmp_path):
+    """`bump_generation` writes a new generation for the others to see; when the stored one
+    is not the one this process last saw, another process wrote meanwhile, and this process
+    drops its caches first (its new value would otherwise hide that write from it)."""
+    import apsw
+
+    from recall_tui.index.sharing import SharedFile
+
+    path = str(tmp_path / "shared.sqlite")
+    conns = [apsw.Connection(path) for _ in range(2)]
+    conns[0].execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    dropped = [0, 0]
+    files = [SharedFile(c, lambda i=i: dropped.__setitem__(i, dropped[i] + 1))
+             for i, c in enumerate(conns)]
+    for f in files:
+        f.check_external()
+    with conns[0]:
+        files[0].bump_generation()  # the first write: nobody else wrote, nothing dropped
+    assert dropped == [0, 0]
+    with conns[1]:
+        files[1].bump_generation()  # another process saw the first write only now
+    assert dropped == [0, 1]
+    with conns[0]:
+        files[0].bump_generation()  # before any read: the other's write is noticed here
+    assert dropped == [1, 1]
+    files[0].check_external()  # and its own value is what it saw last
+    assert dropped == [1, 1]
+    for c in conns:
+        c.close()

@@ -245,7 +245,7 @@ def test_an_engine_recalls_a_session_appended_through_the_patch(tmp_path: Path, 
         index.close()
 
 
-def test_a_watched_vault_reads_once_what_changed_before_the_watch_then_patches(
+def test_a_watched_vault_reads_at_once_what_changed_before_the_watch_then_patches(
         tmp_path: Path, root: Path):
     copy = _copy(root, tmp_path)
     engines = EngineSet(read_vault(copy, cache=True), None)
@@ -266,12 +266,16 @@ def test_a_watched_vault_reads_once_what_changed_before_the_watch_then_patches(
 
     engines.watch(on_change, debounce_ms=50)
     try:
-        assert not engines.watch_settled.is_set()
-        _write(copy, "sessions/s8.jsonl", _log("s8", 3))
-        # the first batch reads the whole folder: the memory written before the watch is in
-        first = batch_of("sessions/s8.jsonl")
-        assert not first.patched and first.added == ("early",) and first.error is None
+        # the watch begins with a read of the whole folder (no file changed since: nothing
+        # else tells the watcher), which finds the memory written before the watch
+        with arrived:
+            assert arrived.wait_for(lambda: seen, 60), "the watch's catch-up never reported"
+        first = seen[0]
+        assert first.files == () and not first.patched and first.error is None
+        assert first.added == ("early",)
         assert engines.watch_settled.is_set()
+        _write(copy, "sessions/s8.jsonl", _log("s8", 3))
+        assert batch_of("sessions/s8.jsonl").patched
         _write(copy, "sessions/s9.jsonl", _log("s9", 2))
         second = batch_of("sessions/s9.jsonl")
         assert second.patched and second.error is None

@@ -88,6 +88,7 @@ def test_writes_under_dot_folders_do_not_wake_the_watcher(engine, vault_copy: Pa
     seen = _Collector()
     with EngineSet.of(engine) as engines:
         engines.watch(seen, debounce_ms=50)
+        assert engines.watch_settled.wait(30), "the watch's catch-up re-read never ran"
         (vault_copy / ".recall" / "note.md").write_text("---\nid: hidden\n---\nx\n", encoding="utf-8")
         (vault_copy / ".git").mkdir()
         (vault_copy / ".git" / "HEAD.md").write_text("ref\n", encoding="utf-8")
@@ -98,6 +99,52 @@ def test_writes_under_dot_folders_do_not_wake_the_watcher(engine, vault_copy: Pa
     files = {f for s in seen.summaries for f in s.files}
     assert files == {"personal/food/sourdough-starter.md"}
     assert engine.vault.get("hidden") is None
+
+
+def test_an_edit_made_before_the_watch_began_is_seen_without_another_change(engine, vault_copy: Path):
+    """The service, the MCP server and the TUI read the vault, then start watching: a file
+    written in between is in no batch of the watcher. The watch begins with a re-read of the
+    folder (a catch-up), so the edit is seen though nothing changes on disk afterwards."""
+    engines = EngineSet.of(engine)
+    path = vault_copy / engine.vault.get("running-club").path
+    path.write_text(path.read_text(encoding="utf-8") + "\nThe quokka census meets at the boathouse.\n",
+                    encoding="utf-8")
+    assert "quokka" not in engine.vault.get("running-club").body  # read before the edit
+    seen = _Collector()
+    with engines:
+        engines.watch(seen, debounce_ms=50)
+        assert seen.wait_for(lambda: "running-club" in seen.ids("changed"), timeout=30), \
+            [s.describe() for s in seen.summaries]
+        assert engines.watch_settled.is_set()
+    catch_up = seen.summaries[0]
+    assert catch_up.error is None and catch_up.files == () and not catch_up.patched
+    assert catch_up.index is not None and catch_up.index.updated == 1
+    assert "quokka" in engine.vault.get("running-club").body
+    hits = [h.id for h in engine.recall("quokka census boathouse", k=5, now=PINNED_NOW).hits]
+    assert hits and hits[0] == "running-club", hits
+
+
+def test_the_watch_catch_up_swaps_nothing_when_nothing_changed(engine, vault_copy: Path):
+    """The catch-up re-read finds the vault as it was: the engines keep the vault they read
+    (and their cached recalls), and nothing is reported."""
+    engines = EngineSet.of(engine)
+    vault = engine.vault
+    first = engine.recall("running club", k=5, now=PINNED_NOW)
+    seen = _Collector()
+    with engines:
+        engines.watch(seen, debounce_ms=50)
+        assert engines.watch_settled.wait(30), "the watch's catch-up re-read never ran"
+        assert seen.summaries == []
+        assert engine.vault is vault and engines.vault is vault
+        again = engine.recall("running club", k=5, now=PINNED_NOW)
+        assert [h.id for h in again.hits] == [h.id for h in first.hits]
+        assert again.cache_hit, "the catch-up dropped the engine's cached recalls"
+        # the vault kept still patches: the next batch is not a read of the whole folder
+        path = vault_copy / vault.get("running-club").path
+        path.write_text(path.read_text(encoding="utf-8") + "\nAlso on Saturdays.\n",
+                        encoding="utf-8")
+        assert seen.wait_for(lambda: "running-club" in seen.ids("changed"), timeout=30)
+    assert [s.patched for s in seen.summaries] == [True] * len(seen.summaries)
 
 
 def test_refresh_after_an_editor_returns(engine, vault_copy: Path):

@@ -60,8 +60,7 @@ class VaultLoader:
             if self.closed or self.stop.is_set() or self.core is not core:
                 return
             if self.watch:
-                core.engines.refresh()  # what changed while the vectors were made
-                core.watch()
+                core.watch()  # (it reads the folder again first: what changed meanwhile)
 
     def get(self) -> RecallCore:
         self.usable.wait()

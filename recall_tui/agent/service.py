@@ -191,8 +191,7 @@ class RecallService:
             if self.core is not core or self.server is None or self._stopping.is_set():
                 return  # replaced or stopped meanwhile
             if self.watch:
-                core.engines.refresh()  # what changed while the vectors were made
-                core.watch()
+                core.watch()  # (it reads the folder again first: what changed meanwhile)
 
     def _bind(self) -> _Server:
         path = socket_path(self.root)

@@ -72,6 +72,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="give each synthetic vault round(size x R) raw turns in session logs "
                         "(e.g. 10: 100k memories + 1M turns); the turn channel is then timed "
                         "beside the others (default: 0, no turns)")
+    p.add_argument("--keep-index", metavar="DIR",
+                   help="keep each vault's index in DIR and use it again on the next run "
+                        "(one file per vault and embedder): a 1M-turn vault's index is built "
+                        "once for the engine bench and then `--tui` (the build figure of a "
+                        "run that found it says `reused`)")
     p.add_argument("--preset-turns", action="store_true",
                    help="leave the turn channel as the preset sets it (by default the bench "
                         "switches it on for a vault with turns)")
@@ -143,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
                            oracles=not args.no_oracles, max_queries=args.max_queries,
                            first_open_sizes=args.first_open_sizes,
                            turns_per_memory=args.turns_per_memory,
-                           turns_on=not args.preset_turns, log=log)
+                           turns_on=not args.preset_turns,
+                           keep_index=Path(args.keep_index) if args.keep_index else None, log=log)
     except (ValueError, RuntimeError) as exc:
         safe_print(f"recall-tui bench: {exc}", file=sys.stderr)
         return 1
@@ -165,26 +171,36 @@ def _run_tui(args: argparse.Namespace, vault: Path | None, queries: Path | None,
     phases of a paced keystroke."""
     from recall_tui.diagnostics.engine_bench import synth_vault
     from recall_tui.diagnostics.engine_bench_child import (
+        bench_index_path,
         default_queries,
         embedder_for,
         load_queries,
     )
     from recall_tui.tui.paint_timing import tui_keystroke_bench
 
-    targets = ([(vault, None)] if vault is not None else
-               [(synth_vault(n, Path(args.synth_dir) if args.synth_dir else None, log=log), n)
-                for n in args.sizes])
+    synth_dir = Path(args.synth_dir) if args.synth_dir else None
+    targets = []
+    if vault is not None:
+        targets.append((vault, None, vault.name))
+    for n in [] if vault is not None else args.sizes:
+        turns = round(n * args.turns_per_memory)
+        targets.append((synth_vault(n, synth_dir, log=log, turns=turns), n,
+                        f"synth-{n}+{turns}t" if turns else f"synth-{n}"))
     results = []
-    for root, n in targets:
+    for root, n, label in targets:
         qf = queries or (root / "queries.jsonl" if n else default_queries(root))
         if qf is None:
             safe_print(f"recall-tui bench: {root}: no queries.jsonl or golden.jsonl; give --queries",
                        file=sys.stderr)
             return 2
-        r = tui_keystroke_bench(root, embedder=embedder_for(args.embedder, n),
-                                queries=load_queries(qf), preset=args.preset, log=log)
+        emb = embedder_for(args.embedder, n)
+        index_path = (bench_index_path(Path(args.keep_index), label, emb)
+                      if args.keep_index else None)
+        r = tui_keystroke_bench(root, embedder=emb, queries=load_queries(qf),
+                                preset=args.preset, index_path=index_path, log=log)
         results.append(r)
-        safe_print(f"{root.name}: {r['memories']} memories, {r['embedder']}, "
+        safe_print(f"{root.name}: {r['memories']} memories, {r['turns']} turns (turn channel "
+                   f"{'on' if r['turn_channel'] else 'off'}), {r['embedder']}, "
                    f"{r['keystrokes']} keystrokes, {r['driver']}")
         for ps in r["passes"]:
             lat, eng = ps["latency_ms"], ps["engine_total_ms"]

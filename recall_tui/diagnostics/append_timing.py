@@ -77,9 +77,14 @@ def time_append(engine: Engine, *, turns: int = APPEND_TURNS, now: datetime | No
 
     log(f"appending a session of {turns} turns to a watched vault ...")
     engines.watch(on_change)
-    engines.refresh()  # a live vault: a refresh of the whole folder since the watch began
     result: dict[str, Any] = {"turns": turns, "session": path.name}
     try:
+        # A live vault: the watch's catch-up (a read of the whole folder) has run.
+        if not engines.watch_settled.wait(WAIT_S):
+            result["error"] = f"the watch's first read did not finish within {WAIT_S:.0f} s"
+            return result
+        summaries.clear()
+        done.clear()
         t0 = time.perf_counter()
         with open(path, "xb") as fh:
             fh.write(data)

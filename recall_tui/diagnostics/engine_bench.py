@@ -86,10 +86,13 @@ def synth_vault(n: int, folder: Path | None = None, seed: int = 0,
 def measure_in_child(vault: Path, *, embedder: str, queries_file: Path | None, runs: int,
                      preset: str, label: str, oracles: bool = True,
                      max_queries: int | None = None, turns_on: bool = True,
+                     keep_index: Path | None = None,
                      log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """`measure_vault` in a fresh interpreter, so its peak memory is its own."""
     args = ["child", str(vault), "--embedder", embedder, "--runs", str(runs),
             "--preset", preset, "--label", label]
+    if keep_index is not None:
+        args += ["--keep-index", str(keep_index)]
     if not turns_on:
         args.append("--preset-turns")
     if queries_file is not None:
@@ -150,13 +153,16 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
               synth_dir: Path | None = None, oracles: bool = True,
               max_queries: int | None = None, first_open_sizes: Sequence[int] = (),
               turns_per_memory: float = 0.0, turns_on: bool = True,
+              keep_index: Path | None = None,
               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """The whole benchmark: each vault in its own child process, then the cold start and
     the first opens (the cold-start vault with the real model, waiting for every vector;
     synthetic vaults of `first_open_sizes` with the real model, up to the first result).
     `turns_per_memory` > 0 gives each synthetic vault round(n x it) raw turns; on a vault
     with turns the turn channel is switched on (unless `turns_on` is False: the preset's own
-    setting) so that it is timed beside the other channels."""
+    setting) so that it is timed beside the other channels. `keep_index` (a folder): each
+    vault's index is kept there (`bench_index_path`) and used again by the next run (its
+    build figure then says `reused`), e.g. by `bench --tui` on the same vault."""
     results = []
     if vault is not None:
         qf = queries_file or default_queries(vault)
@@ -176,7 +182,8 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
         t = time.perf_counter()
         r = measure_in_child(root, embedder=emb, queries_file=qf, runs=runs,
                              preset=preset, label=label, oracles=oracles,
-                             max_queries=max_queries, turns_on=turns_on, log=log)
+                             max_queries=max_queries, turns_on=turns_on,
+                             keep_index=keep_index, log=log)
         r["child_seconds"] = time.perf_counter() - t
         results.append(r)
     cold = None
@@ -222,6 +229,7 @@ def _main(argv: list[str]) -> int:
     c.add_argument("--no-oracles", action="store_true")
     c.add_argument("--max-queries", type=int)
     c.add_argument("--preset-turns", action="store_true")
+    c.add_argument("--keep-index")
     k = sub.add_parser("cold")
     k.add_argument("vault")
     k.add_argument("--embedder", default="local")
@@ -260,6 +268,7 @@ def _main(argv: list[str]) -> int:
         out = measure_vault(a.vault, embedder=a.embedder, queries=queries,
                             runs=a.runs, preset=a.preset, label=a.label,
                             oracles=not a.no_oracles, turns_on=not a.preset_turns,
+                            keep_index=Path(a.keep_index) if a.keep_index else None,
                             log=_progress)
     print(json.dumps(out))
     return 0

@@ -311,12 +311,14 @@ def vector_oracle(engine: Any, queries: Sequence[str], k: int) -> dict[str, Any]
 def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries: Sequence[str],
                   runs: int, preset: str = "default", label: str = "",
                   oracles: bool = True, turns_on: bool = True, reopen: bool = True,
+                  keep_index: Path | None = None,
                   log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Every figure for one vault, measured in this process (call it in a fresh one). On a
     vault with raw turns the turn channel is switched on when `turns_on` (the presets leave
     it off), so its stage is timed beside the other channels; the result says which. With
     `reopen`, last, a fresh process re-opens the vault with the index built here
-    (`reopen_child`)."""
+    (`reopen_child`). `keep_index`: the index is made (or found) in that folder
+    (`bench_index_path`) and kept, instead of in a temporary folder."""
     from recall_tui.engine import Engine
     from recall_tui.engine.config import load_preset
     from recall_tui.engine.pipeline import settle_heap
@@ -369,12 +371,17 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         "read_cache_bytes": rc_path.stat().st_size if rc_path and rc_path.exists() else 0,
     }
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
-        log(f"read {len(vault.memories)} memories in {read_ms / 1000:.1f} s; building the "
-            f"index ({emb.name}) ...")
-        index, build_ms = _timed(lambda: Index.open(vault, emb, path=Path(tmp) / "index.sqlite"))
+        index_path = (bench_index_path(keep_index, label or Path(vault_path).name, embedder)
+                      if keep_index is not None else Path(tmp) / "index.sqlite")
+        reused = index_path.exists()
+        log(f"read {len(vault.memories)} memories in {read_ms / 1000:.1f} s; "
+            + (f"opening the kept index {index_path.name}" if reused else "building the index")
+            + f" ({emb.name}) ...")
+        index, build_ms = _timed(lambda: Index.open(vault, emb, path=index_path))
         rep = index.report
         result["peak_rss_mb_after_build"] = peak_rss_mb()
         result["index_build"] = {
+            "reused": reused,
             "ms": build_ms, "embed_ms": rep.embed_ms, "embedded": rep.embedded,
             "vectors": rep.vectors, "embedder": f"{emb.name} {emb.model}",
             "size_bytes": index.size_bytes(),
@@ -477,11 +484,18 @@ def measure_vault(vault_path: str | os.PathLike[str], *, embedder: str, queries:
         index.close()
         if reopen:
             log("re-opening the unchanged vault in a fresh process ...")
-            result["reopen"] = reopen_in_child(vault_path, Path(tmp) / "index.sqlite",
+            result["reopen"] = reopen_in_child(vault_path, index_path,
                                                embedder=embedder, query=queries[0],
                                                preset=preset, turns_on=cfg.turns.enabled,
                                                log=log)
     return result
+
+
+def bench_index_path(folder: Path, label: str, embedder: str) -> Path:
+    """Where `bench --keep-index FOLDER` keeps a vault's index: one file per vault label and
+    embedder kind (`synth-100000+1000000t.standin.sqlite`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{label}.{embedder}.sqlite"
 
 
 def reopen_in_child(vault_path: str | os.PathLike[str], index_path: Path, *, embedder: str,

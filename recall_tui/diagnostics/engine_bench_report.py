@@ -155,7 +155,11 @@ def format_table(bench: dict[str, Any], *, stages: bool = False) -> str:
     row("vault re-read (unchanged)", lambda r: r["vault_reread_ms"], 0)
     row("  again, same process", lambda r: r["vault_reread_live_ms"], 0)
     row("reading cache on disk (MB)", lambda r: r["read_cache_bytes"] / 1e6, 0)
-    row("index build (full)", lambda r: r["index_build"]["ms"], 0)
+    row("index build (full)", lambda r: None if r["index_build"].get("reused")
+        else r["index_build"]["ms"], 0)
+    if any(r["index_build"].get("reused") for r in res):
+        row("  index kept (--keep-index): open", lambda r: r["index_build"]["ms"]
+            if r["index_build"].get("reused") else None, 0)
     row("  of which embedding", lambda r: r["index_build"]["embed_ms"], 0)
     row("index on disk (MB), file + WAL", lambda r: r["index_build"]["size_bytes"] / 1e6, 0)
     row("  its tables (dbstat, MB)",

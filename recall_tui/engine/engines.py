@@ -9,9 +9,10 @@ swapped into every engine (`set_vault`), each of which forgets its cached recall
 
 Watching: `watch(on_change)` starts the index layer's `VaultWatcher` (which only reports which
 files changed) and refreshes this set on every batch, in the watcher's thread, then calls
-`on_change(summary)`; a batch's files patch the vault (`index.watch.reread`) once a refresh
-of the whole folder has run since the watch began (`watch_settled`: the first batch reads
-the folder). The index layer never sees an engine.
+`on_change(summary)`; as soon as the watch is in place the folder is read once more (a
+catch-up: what changed between the vault's read and the watch is in no batch), after which a
+batch's files patch the vault (`index.watch.reread`; `watch_settled`). The index layer never
+sees an engine.
 
 Thread safety: one lock (the caller's, e.g. `RecallCore.lock`, else the set's own) guards the
 engine table and every swap, so a recall thread asking for a new preset's engine never races
@@ -155,13 +156,17 @@ class EngineSet:
                 if engine.vault is not vault:
                     engine.set_vault(vault, self.index)
 
-    def refresh(self, *, files: tuple[str, ...] = (), patch: bool = True) -> ChangeSummary:
+    def refresh(self, *, files: tuple[str, ...] = (), patch: bool = True,
+                keep_same: bool = False) -> ChangeSummary:
         """Re-read the vault, update the index (only what changed) and swap the new vault into
         every engine. `files` (the watcher's changed paths, relative to the vault) let the
         vault be patched with those files instead of read again (`index.watch.reread`;
-        `patch=False` reads the folder all the same). Never raises for a vault gone missing or an index that cannot be written:
-        the summary carries the error and the engines keep what they had."""
-        from recall_tui.index.watch import reread
+        `patch=False` reads the folder all the same). `keep_same`: when the re-read finds the
+        vault as it was (`index.watch.same_vault`), the engines keep the vault they read, and
+        their cached recalls. Never raises for a vault gone missing or an index that cannot be
+        written: the summary carries the error and the engines keep what they had."""
+        from recall_tui.index.watch import reread, same_vault
+        from recall_tui.vault.patchbasis import carry_over
 
         t0 = time.perf_counter()
         with _REFRESH_LOCK:
@@ -169,7 +174,10 @@ class EngineSet:
             new, summary = reread(self.vault, self.index, files=files, patch=patch)
             t1 = time.perf_counter()
             if new is not None:
-                self.set_vault(new)
+                if keep_same and same_vault(self.vault, new):
+                    carry_over(new, self.vault)  # (the next batch patches the vault kept)
+                else:
+                    self.set_vault(new)
                 if watching and not summary.patched:
                     self.watch_settled.set()
         now = time.perf_counter()
@@ -181,21 +189,35 @@ class EngineSet:
               debounce_ms: int = 200) -> VaultWatcher:
         """Follow changes on disk: on every batch of changed files, `refresh` and then call
         `on_change(summary)`, both in the watcher's thread. Returns once the watch is in place.
-        Raises RuntimeError when this set watches already."""
+        Raises RuntimeError when this set watches already.
+
+        Nothing made on disk after the vault was read is missed: once the watch is in place,
+        the watcher's thread reads the whole folder again before any batch (a catch-up; an
+        edit made between the read and the watch is in no batch, and without it stayed unseen
+        until some other file changed). It swaps in and reports (`on_change`) only what
+        differs; it also settles the watch (`watch_settled`)."""
         from recall_tui.index.watch import VaultWatcher
 
         if self.watcher is not None:
             raise RuntimeError("this engine set is watching its vault already")
 
         def changed(files: tuple[str, ...]) -> None:
-            # What changed between the vault's read and the watch is in no batch: until a
-            # refresh of the whole folder has run since the watch began (this batch's, or the
-            # caller's `refresh()`), a batch's files cannot patch the vault.
+            # Until a refresh of the whole folder has run since the watch began (the catch-up,
+            # or the caller's `refresh()`), a batch's files cannot patch the vault.
             on_change(self.refresh(files=files, patch=self.watch_settled.is_set()))
 
+        def catch_up() -> None:
+            before = self.vault
+            summary = self.refresh(patch=False, keep_same=True)
+            if summary.error or self.vault is not before:
+                on_change(summary)
+
         self.watch_settled.clear()
-        self.watcher = VaultWatcher(self.vault.root, changed, debounce_ms=debounce_ms).start()
-        return self.watcher
+        # (set before it starts: the catch-up's refresh asks whether this set is watching)
+        self.watcher = watcher = VaultWatcher(self.vault.root, changed, debounce_ms=debounce_ms,
+                                              on_ready=catch_up)
+        watcher.start()
+        return watcher
 
     def stop_watching(self) -> None:
         """Stop the watcher (joins its thread); nothing when none runs."""

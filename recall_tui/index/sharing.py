@@ -71,7 +71,15 @@ class SharedFile:
 
     def bump_generation(self) -> None:
         """Inside a write transaction that changes memories or vectors: tell other processes'
-        `check_external` to drop their caches (the caller forgets its meta cache)."""
+        `check_external` to drop their caches (the caller forgets its meta cache).
+
+        When the generation stored is not the one this process last saw, another process
+        wrote since this one last looked (its `check_external` may not have run since): this
+        process's caches are dropped first, as `check_external` would have done, since the
+        new value written here would hide that write from it for good."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if (row[0] if row else None) != self.generation:
+            self._on_external_change()
         self.generation = uuid.uuid4().hex
         self._conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (self.generation,)

@@ -143,6 +143,22 @@ def reread(old: Vault, index: Index | None, *, files: tuple[str, ...] = (),
                               patched=patched is not None, read_ms=read_ms)
 
 
+def same_vault(old: Vault, new: Vault) -> bool:
+    """Whether a re-read found the vault as it was: the same memories (ids in order, each from
+    the same path with the same bytes and modification time), problems, digests and session
+    logs (their signatures). A catch-up re-read that finds this swaps nothing in."""
+    if old is new:
+        return True
+    a, b = old.memories, new.memories
+    if len(a) != len(b) or list(a) != list(b):
+        return False
+    if not all(x is y or (x.content_hash == y.content_hash and x.path == y.path
+                          and x.mtime == y.mtime) for x, y in zip(a.values(), b.values(), strict=True)):
+        return False
+    return (old.problems == new.problems and old.digests == new.digests
+            and dict(old.turn_logs) == dict(new.turn_logs) and len(old.turns) == len(new.turns))
+
+
 def _diff_ids(old: Vault, new: Vault, ids: frozenset[str]
               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """`diff_vaults` when only the memories `ids` can differ (a patch), in the same order."""
@@ -187,9 +203,13 @@ class VaultWatcher:
     """
 
     def __init__(self, root: str | Path, on_files: Callable[[tuple[str, ...]], None], *,
-                 debounce_ms: int = 200) -> None:
+                 debounce_ms: int = 200, on_ready: Callable[[], None] | None = None) -> None:
         self.root = Path(root).resolve()
         self.on_files = on_files
+        self.on_ready = on_ready
+        """Run once in the watcher thread as soon as the watch is in place, before any batch
+        is handled: where a caller catches up with what changed before the watch began
+        (`EngineSet.watch` re-reads the folder there)."""
         self.debounce_ms = debounce_ms
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -227,12 +247,17 @@ class VaultWatcher:
         try:
             # yield_on_timeout: the first (empty) batch arrives once the watch is installed,
             # which is when start() may return.
+            ready = self.on_ready
             for batch in watchfiles.watch(
                 self.root, watch_filter=_relevant(self.root), debounce=self.debounce_ms,
                 stop_event=self._stop, rust_timeout=_RUST_TIMEOUT_MS, yield_on_timeout=True,
                 raise_interrupt=False,
             ):
                 self._ready.set()
+                if ready is not None and not self._stop.is_set():
+                    call: Callable[[], None] = ready
+                    ready = None
+                    call()  # (a batch that arrived meanwhile is handled next, after it)
                 if not batch or self._stop.is_set():
                     continue
                 files = tuple(sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch}))

@@ -34,6 +34,8 @@ class VaultOpener:
         self.progress: tuple[int, int] | None = None
         """(done, total) of the embedding while the vectors are made, else None."""
         self._in_memory_noted = False
+        self.watch_when_opened = False
+        """True while a progressive open runs: the watch starts once it is done (`opened`)."""
 
     def start(self) -> None:
         """Open the vault with the engine's progressive open (`open_progressive`): the UI is
@@ -66,6 +68,8 @@ class VaultOpener:
                 index = opening.engine.index if opening.engine is not None else None
                 if opening.vectors_deferred and index is not None:
                     app.post_message(VectorsReady(st.elapsed_ms, index.report.embed_error))
+                elif handed:  # (no message: the vectors were there all along)
+                    app.call_from_thread(self.opened)
             elif st.phase == "turns":
                 return  # (after the hand-over: the turn stage's reason says it, not the bar)
             else:
@@ -76,6 +80,7 @@ class VaultOpener:
                 shown.append((st.phase, step, st.total))
                 app.call_from_thread(self.show_progress, *_progress_args(st))
 
+        self.watch_when_opened = True  # the turns phase runs after the hand-over
         opening = EngineOpening(app.vault_path, preset=app.request.preset,
                                 embedder=app.embedder_kind, config=None, on_status=on_status,
                                 engine_kw={})
@@ -135,8 +140,19 @@ class VaultOpener:
         app.refresh_views()
         app.launch_recall()
         app.session.warm_up()
-        if not message.vectors_pending:
+        if not message.vectors_pending and not self.watch_when_opened:
             app.tuning.start_watching()
+
+    def opened(self) -> None:
+        """The progressive open finished with no vectors to make (its turns phase ran after
+        the hand-over): the engine set takes the vault the engine reads now (with the turns),
+        and the vault is watched from here. Watching earlier would re-read every session log
+        beside the turns phase (the watch begins with a re-read of the folder)."""
+        app = self.app
+        if app.recalls.engines is not None and app.engine is not None:
+            app.recalls.engines.set_vault(app.engine.vault)
+            app.vault = app.engine.vault
+        app.tuning.start_watching()
 
     def vectors_ready(self, message: VectorsReady) -> None:
         """The vectors arrived (the app's `VectorsReady` handler): every preset's engine

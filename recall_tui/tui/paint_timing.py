@@ -40,6 +40,7 @@ PHASES = ("input", "to_thread", "engine", "to_ui", "views", "paint")
 def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "standin",
                         queries: Sequence[str], keystrokes: int = TUI_KEYSTROKES,
                         modes: Sequence[str] = MODES, preset: str = "default",
+                        index_path: Path | None = None,
                         log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Keystroke to painted results in the real app, driven by Textual's test driver.
 
@@ -54,6 +55,10 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
     output a real driver would write (`_write_frames`), only the write itself is left out;
     everything before it (engine, worker thread, message, widget updates, layout,
     compositing, the frame's escape sequences) is included.
+
+    `index_path`: the index file to use (built there when missing, and kept), e.g. the one
+    `bench --keep-index` kept for the same vault; else one is built in a temporary folder.
+    On a vault with raw turns the turn channel is switched on, as the engine bench does.
     """
     bad = [m for m in modes if m not in MODES]
     if bad:
@@ -73,9 +78,15 @@ def tui_keystroke_bench(vault_path: str | os.PathLike[str], *, embedder: str = "
                            "typed": typed, "driver": "textual run_test (headless)",
                            "burst_interval_ms": BURST_INTERVAL_MS, "passes": []}
     with tempfile.TemporaryDirectory(prefix="recall-bench-tui-") as tmp:
-        log(f"building the index of {len(vault.memories)} memories ({emb.name}) ...")
-        index = Index.open(vault, emb, path=Path(tmp) / "index.sqlite")
-        engine = Engine(vault, index, load_preset(preset, vault.root), preset=preset)
+        path = index_path or Path(tmp) / "index.sqlite"
+        log(("opening the index" if path.exists() else "building the index")
+            + f" of {len(vault.memories)} memories and {len(vault.turns)} turns ({emb.name}) ...")
+        index = Index.open(vault, emb, path=path)
+        cfg = load_preset(preset, vault.root)
+        if vault.turns and not cfg.turns.enabled:
+            cfg = cfg.with_value("turns.enabled", True)
+        out["turns"], out["turn_channel"] = len(vault.turns), cfg.turns.enabled
+        engine = Engine(vault, index, cfg, preset=preset)
         for mode in modes:
             log(f"typing {len(text)} keys, {mode} ...")
             clocked = _ClockedEngine(engine)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from recall_tui.vault.model import Problem, Vault
 from recall_tui.vault.readcache import FileKey, Record
@@ -63,6 +63,19 @@ def _let_go(root: str, basis: Basis) -> None:
     with _LOCK:
         if _BASES.get(root) is basis:
             del _BASES[root]
+
+
+def carry_over(new: Vault, old: Vault) -> None:
+    """`new`, a cached read of the folder, found it as `old` holds it (`index.watch.same_vault`)
+    and the caller keeps `old`: the basis noted for `new` serves `old` from now on, so the next
+    batch patches `old` (else it would read the folder again: `old` is not the last read)."""
+    with _LOCK:
+        basis = _BASES.get(new.root)
+        if basis is None or basis.vault() is not new:
+            return
+        kept = replace(basis, vault=weakref.ref(old))
+        _BASES[new.root] = kept
+    weakref.finalize(old, _let_go, old.root, kept)
 
 
 def basis_of(vault: Vault) -> Basis | None:
