@@ -195,9 +195,11 @@ def run_bench(*, vault: Path | None, sizes: Sequence[int], queries_file: Path | 
         log(f"measuring a first open of {cold_vault} ...")
         firsts.append(first_open(cold_vault, preset=preset, log=log))
     for n in first_open_sizes:
-        root = synth_vault(n, synth_dir, log=log)
-        log(f"measuring a first open of synth-{n} (real model, up to the first result) ...")
-        firsts.append(first_open(root, preset=preset, wait_ready=False, label=f"synth-{n}",
+        turns = round(n * turns_per_memory)
+        root = synth_vault(n, synth_dir, log=log, turns=turns)
+        label = f"synth-{n}+{turns}t" if turns else f"synth-{n}"
+        log(f"measuring a first open of {label} (real model, up to the first result) ...")
+        firsts.append(first_open(root, preset=preset, wait_ready=False, label=label,
                                  query=load_queries(root / "queries.jsonl")[0], log=log))
     return {"kind": BENCH_KIND, "version": BENCH_VERSION,
             "created": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
