@@ -180,8 +180,12 @@ class JudgeRecallScreen(ModalScreen[None]):
         if self.error is not None:
             app.notify(self.error, title="not judged", severity="error", markup=False)
             return False
+        # (stable output, screenshots and snapshot tests: the app's pinned clock, so the
+        # judged file, whose hash the tuning panes show, is the same on every run)
+        when = (app.request.now if app.stable_timings and app.request.now is not None
+                else datetime.now(timezone.utc))
         meta = {"prompt": self.rec.prompt, "judged_by": JUDGED_BY,
-                "judged_at": datetime.now(timezone.utc).isoformat(timespec="seconds")
+                "judged_at": when.astimezone(timezone.utc).isoformat(timespec="seconds")
                 .replace("+00:00", "Z")}
         try:
             app.tuning.seed_judged(self.path)
