@@ -81,7 +81,7 @@ async def set_knob(pilot, pane: TuningPane, path: str, value: str) -> None:
     await until(pilot, lambda: table.cursor_row == table.get_row_index(path), what=f"{path}'s row")
     await pilot.press("enter")
     field = pane.query_one("#knob-input", Input)
-    assert field.has_focus
+    await until(pilot, lambda: field.has_focus, what=f"{path}'s field focused")
     field.value = value
     await pilot.press("enter")
 
@@ -311,7 +311,7 @@ async def test_the_bar_the_k_knob_and_the_hits_use_one_k(engine):
         await wait_until(pilot, lambda: pane.knobs.selected_knob() == "k", "the k knob highlighted")
         await pilot.press("enter")
         field = pane.query_one("#knob-input", Input)
-        assert field.has_focus
+        await wait_until(pilot, lambda: field.has_focus, "the k knob's field focused")
         field.value = "3"
         await pilot.press("enter")
         await wait_until(pilot, lambda: not pane.knobs.busy and pane.knobs.runs.current.k == 3, "k 3 applied")
