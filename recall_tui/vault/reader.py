@@ -58,7 +58,7 @@ from recall_tui.vault.model import (
 from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
-from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
+from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size, write_chunk
 from recall_tui.vault.patchbasis import forget_read, note_read
 from recall_tui.vault.readcache import (
     FileKey,
@@ -644,8 +644,7 @@ def _worker_main() -> None:
     for chunk in chunks:
         srcs: list[tuple[str | None, int] | None] = []
         records = _read_memories(chunk, srcs)
-        marshal.dump([cache_dumps(r, s) for r, s in zip(records, srcs, strict=True)], out)
-        out.flush()
+        write_chunk(out, [cache_dumps(r, s) for r, s in zip(records, srcs, strict=True)])
 
 
 def _read_memories(
