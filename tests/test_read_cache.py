@@ -5,6 +5,7 @@ Real files, the real reader; the parse counter is the reader's own function, wra
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from collections.abc import Mapping
@@ -213,6 +214,38 @@ def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, pars
     assert b.frontmatter["recall_when"] == ["when one", "when two"]
     assert type(b.frontmatter["recall_when"]) is list
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def test_frontmatter_kept_as_its_source_comes_back_the_same(vault_dir, parses):
+    # Codec 7: the record holds the frontmatter's YAML text, parsed again on first use; the
+    # extra keys' values are packed apart (a Memory builds `extra` when loaded). A file with
+    # extras (a nested date among them), one only PyYAML reads (a block scalar, an anchor)
+    # and one with no frontmatter must come back equal to a parse, types and order included.
+    folder = vault_dir / "projects"
+    (folder / "extras.md").write_text(
+        "---\nid: extras\ntitle: Extras\nowner: kim\nreview: {when: 2024-05-06, by: [a, b]}\n"
+        "tag: typo\n---\nbody\n", encoding="utf-8")
+    (folder / "yaml-only.md").write_text(
+        "---\nid: yaml-only\nsummary: |\n  two\n  lines\nbase: &b {x: 1}\nmore: *b\n"
+        "---\nbody\n", encoding="utf-8")
+    (folder / "bare.md").write_text("# Bare\n\nno frontmatter\n", encoding="utf-8")
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    for mid in ("extras", "yaml-only", "bare"):
+        want = plain.memories[mid]
+        for got in (first.memories[mid], again.memories[mid]):
+            assert got == want
+            assert list(got.frontmatter.items()) == list(want.frontmatter.items())
+            assert [type(v) for v in got.frontmatter.values()] == [
+                type(v) for v in want.frontmatter.values()]
+            assert list(got.extra.items()) == list(want.extra.items())
+    assert dict(again.memories["extras"].extra) == {
+        "owner": "kim", "review": {"when": datetime.date(2024, 5, 6), "by": ["a", "b"]},
+        "tag": "typo"}
+    assert _snapshot(again) == _snapshot(plain)
 
 
 def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, monkeypatch):
