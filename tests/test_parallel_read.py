@@ -72,9 +72,9 @@ def test_parallel_first_cached_read_fills_the_cache(vault_dir, monkeypatch):
     parsed: list[str] = []
     real = reader._read_memory
 
-    def counting(f, problems):
+    def counting(f, problems, *src):
         parsed.append(f.rel)
-        return real(f, problems)
+        return real(f, problems, *src)
 
     monkeypatch.setattr(reader, "_read_memory", counting)
     again = read_vault(vault_dir, cache=True, workers=0)

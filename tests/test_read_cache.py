@@ -5,6 +5,7 @@ Real files, the real reader; the parse counter is the reader's own function, wra
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from collections.abc import Mapping
@@ -38,9 +39,9 @@ def parses(monkeypatch) -> list[str]:
     seen: list[str] = []
     real = reader._read_memory
 
-    def counting(f, problems):
+    def counting(f, problems, *src):
         seen.append(f.rel)
-        return real(f, problems)
+        return real(f, problems, *src)
 
     monkeypatch.setattr(reader, "_read_memory", counting)
     return seen
@@ -188,9 +189,10 @@ def test_dates_and_timestamps_come_back_as_they_were(vault_dir, parses):
 
 
 def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, parses):
-    # The cache keeps a frontmatter value equal to its Memory field (a string, a list of
-    # strings) as a reference to the field: it must come back equal, of the type YAML gave,
-    # and in file order, whether or not the field was normalised from it.
+    # The cache keeps the frontmatter as its YAML text (parsed again on first use; codec 7)
+    # and, in records written without it, a value equal to its Memory field (a string, a
+    # list of strings) as a reference to the field: either way it must come back equal, of
+    # the type YAML gave, and in file order, whether or not the field was normalised from it.
     odd = vault_dir / "projects" / "refs.md"
     odd.write_text(
         "---\nid: refs\ntitle: The same title, longer than the forty characters interned\n"
@@ -208,10 +210,42 @@ def test_frontmatter_values_equal_to_fields_come_back_as_written(vault_dir, pars
         assert [type(v) for v in a.frontmatter.values()] == [
             type(v) for v in b.frontmatter.values()]
     b = again.memories["refs"]
-    assert b.frontmatter["title"] is b.title  # one string, not a copy
+    assert b.frontmatter["title"] == b.title
     assert b.frontmatter["recall_when"] == ["when one", "when two"]
     assert type(b.frontmatter["recall_when"]) is list
     assert _snapshot(again) == _snapshot(read_vault(vault_dir))
+
+
+def test_frontmatter_kept_as_its_source_comes_back_the_same(vault_dir, parses):
+    # Codec 7: the record holds the frontmatter's YAML text, parsed again on first use; the
+    # extra keys' values are packed apart (a Memory builds `extra` when loaded). A file with
+    # extras (a nested date among them), one only PyYAML reads (a block scalar, an anchor)
+    # and one with no frontmatter must come back equal to a parse, types and order included.
+    folder = vault_dir / "projects"
+    (folder / "extras.md").write_text(
+        "---\nid: extras\ntitle: Extras\nowner: kim\nreview: {when: 2024-05-06, by: [a, b]}\n"
+        "tag: typo\n---\nbody\n", encoding="utf-8")
+    (folder / "yaml-only.md").write_text(
+        "---\nid: yaml-only\nsummary: |\n  two\n  lines\nbase: &b {x: 1}\nmore: *b\n"
+        "---\nbody\n", encoding="utf-8")
+    (folder / "bare.md").write_text("# Bare\n\nno frontmatter\n", encoding="utf-8")
+    plain = read_vault(vault_dir)
+    first = read_vault(vault_dir, cache=True)
+    parses.clear()
+    again = read_vault(vault_dir, cache=True)
+    assert parses == []
+    for mid in ("extras", "yaml-only", "bare"):
+        want = plain.memories[mid]
+        for got in (first.memories[mid], again.memories[mid]):
+            assert got == want
+            assert list(got.frontmatter.items()) == list(want.frontmatter.items())
+            assert [type(v) for v in got.frontmatter.values()] == [
+                type(v) for v in want.frontmatter.values()]
+            assert list(got.extra.items()) == list(want.extra.items())
+    assert dict(again.memories["extras"].extra) == {
+        "owner": "kim", "review": {"when": datetime.date(2024, 5, 6), "by": ["a", "b"]},
+        "tag": "typo"}
+    assert _snapshot(again) == _snapshot(plain)
 
 
 def test_whole_vault_steps_are_kept_for_an_unchanged_vault(vault_dir, parses, monkeypatch):

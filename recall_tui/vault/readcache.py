@@ -45,7 +45,9 @@ from types import MappingProxyType
 from typing import Any, cast
 
 import apsw
+import yaml
 
+from recall_tui.vault.frontmatter import _load_frontmatter
 from recall_tui.vault.model import Edge, Memory, Problem, RelatedLink, Role
 from recall_tui.vault.recalldir import keep_out_of_git
 
@@ -54,7 +56,7 @@ from recall_tui.vault.recalldir import keep_out_of_git
 READER_VERSION = 2
 CACHE_NAME = "read-cache.sqlite"
 #: Bump when the record encoding below changes.
-CODEC_VERSION = 6
+CODEC_VERSION = 7
 
 #: The key of one file: (size, mtime_ns, ctime_ns, inode).
 FileKey = tuple[int, int, int, int]
@@ -65,7 +67,7 @@ def _stamp() -> str:
     fields += "|" + ",".join(f.name for f in dataclasses.fields(Problem))
     digest = hashlib.sha256(fields.encode()).hexdigest()[:16]
     return (f"reader {READER_VERSION}; codec {CODEC_VERSION}; python {sys.version_info[:2]};"
-            f" fields {digest}")
+            f" yaml {yaml.__version__}; fields {digest}")
 
 
 def file_key(st: os.stat_result) -> FileKey:
@@ -230,7 +232,26 @@ def _pack_front(raw: dict[str, Any], m: Memory | None = None) -> tuple[int, obje
         return 1, pickle.dumps(raw, protocol=5), ()
 
 
-def _unpack_front(kind: int, blob: bytes, vals: tuple[Any, ...] = ()) -> dict[str, Any]:
+#: A record's frontmatter kept as its YAML source (`_pack_source`), parsed again on first use.
+_K_SOURCE = 2
+
+
+def _pack_source(src: tuple[str, int]) -> tuple[int, object, tuple[int, ...]]:
+    """The frontmatter as the YAML text it was parsed from and its first line (kind
+    _K_SOURCE): writing the text costs a copy, where packing the parsed mapping again cost
+    a worker ~15 % of its first read (first10). Only a detail view, an export or an extra
+    key reads the mapping; `_unpack_front` then parses the text again, which gives the same
+    mapping (the parse depends on the text alone; the cache's stamp names the YAML
+    library's version)."""
+    return _K_SOURCE, src, ()
+
+
+def _unpack_front(kind: int, blob: Any, vals: tuple[Any, ...] = ()) -> dict[str, Any]:
+    if kind == _K_SOURCE:
+        fm, first_line = blob
+        if fm is None:
+            return {}
+        return dict(_load_frontmatter("", fm, first_line, []).raw)
     if kind:
         unpickled: dict[str, Any] = pickle.loads(blob)
         return unpickled
@@ -249,14 +270,18 @@ def _unpack_front(kind: int, blob: bytes, vals: tuple[Any, ...] = ()) -> dict[st
     return value
 
 
-def _compile_pack() -> Callable[[Memory], tuple[Any, ...]]:
+def _compile_pack(source: bool = False) -> Callable[..., tuple[Any, ...]]:
     """`_pack_memory(m)`: the Memory as a tuple of plain values, its short strings interned
     as `_share` would (by field, not a generic walk: `_share` over the whole record was a
     fifth of a first read's encoding), generated as straight-line code, one statement per
-    field (a loop over the fields' kinds was ~a third of the encoding)."""
-    env: dict[str, Any] = {"_intern": _intern, "_share": _share, "_pack_front": _pack_front}
+    field (a loop over the fields' kinds was ~a third of the encoding). With `source`,
+    `_pack_memory_src(m, src)`: the frontmatter as its YAML source `src` (`_pack_source`)
+    and the extra keys' values packed on their own (usually there are none)."""
+    env: dict[str, Any] = {"_intern": _intern, "_share": _share, "_pack_front": _pack_front,
+                           "_pack_source": _pack_source}
     most = _INTERN_MAX
-    lines = ["def _pack_memory(m):", "    intern = _intern"]
+    lines = ["def _pack_memory_src(m, src):" if source else "def _pack_memory(m):",
+             "    intern = _intern"]
     for i, (name, kind) in enumerate(_PACK_KINDS):
         a = f"a{i}"
         lines.append(f"    {a} = m.{name}")
@@ -275,7 +300,9 @@ def _compile_pack() -> Callable[[Memory], tuple[Any, ...]]:
             v = (f"tuple([(_share(e.subject), _share(e.relation), _share(e.object),"
                  f" _share(e.memory_id)) for e in {a}])")
         elif kind == _K_FRONT:
-            v = f"_pack_front(dict({a}), m)"
+            v = "_pack_source(src)" if source else f"_pack_front(dict({a}), m)"
+        elif kind == _K_EXTRA and source:  # (kind _K_SOURCE: its values, not from the text)
+            v = f"_pack_front(dict({a})) if {a} else None"
         elif kind == _K_EXTRA:  # its keys; the values are the frontmatter's
             v = f"tuple([_share(k) for k in {a}])"
         else:  # key_lines, as the (key, line) pairs `_shared_lines` looks its mapping up by
@@ -283,7 +310,7 @@ def _compile_pack() -> Callable[[Memory], tuple[Any, ...]]:
         lines.append(f"    if {a} is not None: {a} = {v}")
     lines.append(f"    return ({', '.join(f'a{i}' for i in range(len(_PACK_KINDS)))},)")
     exec("\n".join(lines), env)  # code generated from the dataclass fields
-    fn: Callable[[Memory], tuple[Any, ...]] = env["_pack_memory"]
+    fn: Callable[..., tuple[Any, ...]] = env["_pack_memory_src" if source else "_pack_memory"]
     return fn
 
 
@@ -297,6 +324,7 @@ _PACK_KINDS = tuple(
     for name in _MEMORY_FIELDS
 )
 _pack_memory = _compile_pack()
+_pack_memory_src = _compile_pack(source=True)
 
 
 _IDX = {name: i for i, name in enumerate(_MEMORY_FIELDS)}
@@ -331,6 +359,7 @@ def _compile_unpack(skip: frozenset[int] = frozenset()) -> Callable[..., Any]:
         "_new": _new, "Memory": Memory, "_fromiso": _fromiso, "_ROLES": _ROLES,
         "RelatedLink": RelatedLink, "Edge": Edge, "MappingProxyType": MappingProxyType,
         "_LazyFront": _LazyFront, "_NO_EXTRA": _NO_EXTRA, "_shared_lines": _shared_lines,
+        "_unpack_front": _unpack_front,
     }
     lines = [
         "def _fill(m, t):" if skip else "def _unpack_memory(t):",
@@ -355,7 +384,8 @@ def _compile_unpack(skip: frozenset[int] = frozenset()) -> Callable[..., Any]:
         elif i == _I_FRONT:
             v = "raw"
         elif i == _I_EXTRA:  # unknown keys are rare: the frontmatter is decoded only for them
-            v = f"MappingProxyType({{k: raw[k] for k in {v}}}) if {v} else _NO_EXTRA"
+            v = (f"(MappingProxyType(_unpack_front(*{v})) if f[0] == {_K_SOURCE} else"
+                 f" MappingProxyType({{k: raw[k] for k in {v}}})) if {v} else _NO_EXTRA")
         elif i == _I_LINES:
             v = f"_shared_lines({v})"
         lines.append(f"    _s{i}(m, {v})")
@@ -473,14 +503,19 @@ def _edges(tuples: tuple[tuple[str, str, str, str], ...]) -> tuple[Edge, ...]:
     return tuple(out)
 
 
-def dumps(record: tuple[Memory | None, list[Problem]]) -> bytes:
+def dumps(
+    record: tuple[Memory | None, list[Problem]], src: tuple[str | None, int] | None = None
+) -> bytes:
     """A file's record (its Memory or None, and its problems) as bytes: one marshal of plain
     values, so a string the Memory and its frontmatter share stays one object when loaded
-    (marshal keeps references), short strings interned; the frontmatter is pickled only when
-    YAML gave nested dates and the like."""
+    (marshal keeps references), short strings interned. With `src`, the (YAML text, first
+    line) the Memory's frontmatter was parsed from (None when the file has none), the
+    frontmatter is kept as that text (`_pack_source`); without it, as the parsed mapping,
+    pickled only when YAML gave nested dates and the like."""
     memory, problems = record
     packed = (
-        _pack_memory(memory) if memory is not None else None,
+        (None if memory is None else _pack_memory(memory) if src is None
+         else _pack_memory_src(memory, src)),
         tuple((p.path, p.line, p.reason, p.severity) for p in problems),
     )
     return marshal.dumps(packed)

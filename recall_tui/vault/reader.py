@@ -58,7 +58,7 @@ from recall_tui.vault.model import (
 from recall_tui.vault.model import Chain as Chain
 from recall_tui.vault.model import Edge as Edge
 from recall_tui.vault.model import RelatedLink as RelatedLink
-from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size
+from recall_tui.vault.parallel import PARALLEL_MIN_FILES, parse_in_pool, pool_size, write_chunk
 from recall_tui.vault.patchbasis import forget_read, note_read
 from recall_tui.vault.readcache import (
     FileKey,
@@ -107,7 +107,11 @@ def _role_and_topic(rel: str) -> tuple[Role, str]:
     return role, "/".join(folders)
 
 
-def _read_memory(f: _File, problems: list[Problem]) -> Memory | None:
+def _read_memory(
+    f: _File, problems: list[Problem], src: list[tuple[str | None, int]] | None = None
+) -> Memory | None:
+    """One memory file parsed (None when it cannot be); `src` gets the (YAML text, first
+    line) its frontmatter was parsed from, for the reading cache's record."""
     got = _read_text(f, problems)
     if got is None:
         return None
@@ -115,6 +119,8 @@ def _read_memory(f: _File, problems: list[Problem]) -> Memory | None:
     file_problems: list[Problem] = []
     try:
         fm, fm_line, body, _ = _split_frontmatter(text)
+        if src is not None:
+            src.append((fm, fm_line))
         front = _load_frontmatter(f.rel, fm, fm_line, file_problems) if fm is not None else _Front()
     except _SkipFile as skip:
         problems.extend(file_problems)
@@ -147,12 +153,13 @@ def _read_memory_cached(
             records[f.rel] = (key, hit)
         return memory
     file_problems: list[Problem] = []
-    memory = _read_memory(f, file_problems)
+    src: list[tuple[str | None, int]] = []
+    memory = _read_memory(f, file_problems, src)
     problems.extend(file_problems)
     if key is not None:
         if records is not None:
             records[f.rel] = (key, (memory, file_problems))
-        blob = cache_dumps((memory, file_problems))
+        blob = cache_dumps((memory, file_problems), src[0] if memory is not None else None)
         fresh.append((f.rel, key, blob))
         if snap is not None:
             snap.add(f.rel, blob)
@@ -635,15 +642,20 @@ def _worker_main() -> None:
     chunks = marshal.load(sys.stdin.buffer)
     out = sys.stdout.buffer
     for chunk in chunks:
-        marshal.dump([cache_dumps(r) for r in _read_memories(chunk)], out)
-        out.flush()
+        srcs: list[tuple[str | None, int] | None] = []
+        records = _read_memories(chunk, srcs)
+        write_chunk(out, [cache_dumps(r, s) for r, s in zip(records, srcs, strict=True)])
 
 
-def _read_memories(chunk: list[tuple[str, str]]) -> list[Record]:
+def _read_memories(
+    chunk: list[tuple[str, str]], srcs: list[tuple[str | None, int] | None] | None = None
+) -> list[Record]:
     """`_read_memory`'s record of each (rel, path) file, the same, made step by step over the
     whole chunk (read every file, then split and load every frontmatter, then build every
     Memory): each step's code stays hot in the processor's caches, which a loop through all
-    the steps file by file does not (a worker spent ~0.05-0.1 ms a file more that way)."""
+    the steps file by file does not (a worker spent ~0.05-0.1 ms a file more that way).
+    `srcs` gets each file's frontmatter source (`_read_memory`'s `src`; None without a
+    Memory)."""
     records: list[Record] = []
     read: list[tuple[int, str, str, bytes, float]] = []
     for rel, path in chunk:
@@ -653,6 +665,7 @@ def _read_memories(chunk: list[tuple[str, str]]) -> list[Record]:
         if got is not None:
             read.append((len(records) - 1, rel, got[0], got[1], got[2].st_mtime))
     split: list[tuple[int, str, _Front, str, bytes, float]] = []
+    sources: list[tuple[int, str | None, int]] = []
     for i, rel, text, data, mtime in read:
         file_problems = records[i][1]
         try:
@@ -663,9 +676,14 @@ def _read_memories(chunk: list[tuple[str, str]]) -> list[Record]:
             file_problems.append(Problem(rel, skip.line, skip.reason))
             continue
         split.append((i, rel, front, body, data, mtime))
+        sources.append((i, fm, fm_line))
     for i, rel, front, body, data, mtime in split:
         file_problems = records[i][1]
         records[i] = (_build_memory(rel, front, body, data, mtime, file_problems), file_problems)
+    if srcs is not None:
+        srcs.extend([None] * len(records))
+        for i, fm, fm_line in sources:
+            srcs[i] = (fm, fm_line)
     return records
 
 
