@@ -84,6 +84,21 @@ def test_shortlist_top10_equals_brute_force_on_50k_vectors():
     assert codes.of_session("nope").size == 0
 
 
+@pytest.mark.parametrize("dim", [1, 64, 100, 384, 1000])
+def test_hamming_distances_equal_counting_the_differing_bits(dim):
+    """`distances` (uint8 sums of up to three words, widened once) equals the count of
+    differing sign bits, for codes of 1 to 16 words."""
+    rng = np.random.default_rng(dim)
+    mat = rng.standard_normal((3000, dim)).astype(np.float32)
+    codes = TurnCodes(dim)
+    codes.add(np.arange(3000), ["s"] * 3000, mat)
+    for q in (mat[5], rng.standard_normal(dim).astype(np.float32), -mat[7]):
+        bits = mat > codes.centre
+        want = (bits != (q > codes.centre)).sum(axis=1)
+        got = codes.distances(q)
+        assert got.dtype == np.uint16 and np.array_equal(got, want)
+
+
 def test_shortlist_keeps_ties_by_position():
     codes = TurnCodes(64)
     mat = np.ones((10, 64), dtype=np.float32)

@@ -24,6 +24,8 @@ CODE_NAME = "sign bits"
 #: The file beside the index the codes are kept in between processes (`index/vectors.py`,
 #: "turn codes kept"): `<index>` + this suffix.
 SIDE_SUFFIX = "-turncodes"
+#: Words whose bit counts are added in uint8 (3 x 64 = 192 <= 255) before widening.
+WORDS_IN_UINT8 = 3
 #: Vectors the centre is the mean of (the first ones coded; the order of the index's rowids).
 CENTRE_ROWS = 4096
 
@@ -59,7 +61,7 @@ class TurnCodes:
         """Session ids, by the number `_sessions` holds."""
         self._session_no: dict[str, int] = {}
         # Scratch for `distances` (one query at a time: the owner's lock serialises them).
-        self._scratch: tuple[np.ndarray, np.ndarray] | None = None
+        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def rowids(self) -> np.ndarray:
@@ -117,17 +119,29 @@ class TurnCodes:
     def distances(self, q: np.ndarray) -> np.ndarray:
         """The Hamming distance from `q`'s code to every coded turn (uint16, by position):
         one word at a time over contiguous rows, into reused buffers (at a million turns a
-        temporary per word would cost as much as the counting)."""
+        temporary per word would cost as much as the counting). The counts of up to three
+        words (at most 192) are added in uint8 and widened to uint16 once per three words:
+        an add of uint8 counts into uint16 converts them first, on every word."""
         qw = encode(np.asarray(q, dtype=np.float32).reshape(1, -1), self.centre)[:, 0]
         n = self.n
         if self._scratch is None or len(self._scratch[0]) < n:
-            self._scratch = (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint8))
-        x, c = self._scratch[0][:n], self._scratch[1][:n]
+            self._scratch = (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint8),
+                             np.empty(n, dtype=np.uint8))
+        x, c, acc = self._scratch[0][:n], self._scratch[1][:n], self._scratch[2][:n]
         out = np.zeros(n, dtype=np.uint16)
-        for j in range(self._words.shape[0]):
-            np.bitwise_xor(self._words[j, :n], qw[j], out=x)
-            np.bitwise_count(x, out=c)
-            np.add(out, c, out=out)
+        words = self._words.shape[0]
+        for h in range(0, words, WORDS_IN_UINT8):
+            for j in range(h, min(h + WORDS_IN_UINT8, words)):
+                np.bitwise_xor(self._words[j, :n], qw[j], out=x)
+                if j == h:
+                    np.bitwise_count(x, out=acc)
+                else:
+                    np.bitwise_count(x, out=c)
+                    np.add(acc, c, out=acc)
+            if h == 0:
+                np.copyto(out, acc)
+            else:
+                np.add(out, acc, out=out)
         return out
 
     def shortlist(self, q: np.ndarray, size: int, among: np.ndarray | None = None) -> np.ndarray:
