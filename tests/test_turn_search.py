@@ -345,6 +345,7 @@ def test_turn_codes_are_kept_beside_the_index_and_taken_only_when_they_are_its(v
         side = Path(str(path) + vectors.SIDE_SUFFIX)
         first = idx.turn_codes()
         assert first.n == len(vault.turns) > 32 and side.is_file()
+        assert idx.size_bytes() >= path.stat().st_size + side.stat().st_size  # counted
         assert sum(coded) == first.n
 
     def reopened(vault=vault, **kw) -> TurnCodes:
