@@ -397,5 +397,7 @@ def test_turn_codes_are_kept_beside_the_index_and_taken_only_when_they_are_its(v
     assert not side.exists()
     reopened(grown_vault)
     assert side.exists()
+    _same_codes(reopened(grown_vault, read_only=True), full)  # taken by a read-only open too
+    assert sum(coded) == 0
     remove_index_files(path)
     assert not side.exists() and not path.exists()
