@@ -393,7 +393,9 @@ class VectorStore:
                     self._keep_codes()
             elif self._turn_codes.n - self._kept_n > max(KEPT_AGAIN, self._turn_codes.n // 10):
                 self._keep_codes()  # many turns added since they were kept: keep them again
-            return self._turn_codes
+            got = self._turn_codes
+            assert got is not None  # read, adopted or kept above
+            return got
 
     def _codes_file(self) -> str | None:
         """Where this index's turn codes are kept between processes (none in memory)."""
@@ -416,10 +418,11 @@ class VectorStore:
         tmp = f"{side}.{os.getpid()}.tmp"
         self._kept_n = codes.n  # (also when the write fails: not tried again on every recall)
         try:
+            arrays: dict[str, Any] = {
+                **codes.to_arrays(), "pending": np.array(sorted(seen.pending), dtype=np.int64),
+                "seen": np.frombuffer(json.dumps(facts).encode(), np.uint8)}
             with open(tmp, "wb") as f:
-                np.savez(f, **codes.to_arrays(),
-                         pending=np.array(sorted(seen.pending), dtype=np.int64),
-                         seen=np.frombuffer(json.dumps(facts).encode(), np.uint8))
+                np.savez(f, **arrays)
             os.replace(tmp, side)
         except OSError:
             with contextlib.suppress(OSError):
