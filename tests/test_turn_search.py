@@ -84,6 +84,21 @@ def test_shortlist_top10_equals_brute_force_on_50k_vectors():
     assert codes.of_session("nope").size == 0
 
 
+@pytest.mark.parametrize("dim", [1, 64, 100, 384, 1000])
+def test_hamming_distances_equal_counting_the_differing_bits(dim):
+    """`distances` (uint8 sums of up to three words, widened once) equals the count of
+    differing sign bits, for codes of 1 to 16 words."""
+    rng = np.random.default_rng(dim)
+    mat = rng.standard_normal((3000, dim)).astype(np.float32)
+    codes = TurnCodes(dim)
+    codes.add(np.arange(3000), ["s"] * 3000, mat)
+    for q in (mat[5], rng.standard_normal(dim).astype(np.float32), -mat[7]):
+        bits = mat > codes.centre
+        want = (bits != (q > codes.centre)).sum(axis=1)
+        got = codes.distances(q)
+        assert got.dtype == np.uint16 and np.array_equal(got, want)
+
+
 def test_shortlist_keeps_ties_by_position():
     codes = TurnCodes(64)
     mat = np.ones((10, 64), dtype=np.float32)
@@ -298,3 +313,91 @@ def test_appended_turns_extend_the_codes_and_other_changes_rebuild(vault_copy):
         assert sorted(rebuilt.rowids.tolist()) == sorted(
             r for (r,) in idx.core.conn.execute(
                 "SELECT rowid FROM turns WHERE vector IS NOT NULL"))
+
+
+def _same_codes(a: TurnCodes, b: TurnCodes) -> None:
+    for name, x in a.to_arrays().items():
+        assert np.array_equal(x, b.to_arrays()[name]), name
+
+
+def test_turn_codes_are_kept_beside_the_index_and_taken_only_when_they_are_its(vault_copy,
+                                                                                monkeypatch):
+    """The first recall of a re-opened index takes the turn codes the last process kept
+    (`<index>-turncodes`) instead of coding every stored vector: the same codes, appended
+    turns coded on top, and a file that is not this index's (a code that disagrees with its
+    vector, garbage) is passed over for a full read. A read-only open keeps nothing."""
+    from recall_tui.index import vectors
+    from recall_tui.index.schema import remove_index_files
+
+    monkeypatch.setattr(vectors, "KEPT_MIN", 0)  # the sample vault has 66 turns
+    coded: list[int] = []  # rows each `_code_rows` read
+    real = vectors.VectorStore._code_rows
+
+    def counting(self, codes, seen, rows, in_order):
+        coded.append(n := real(self, codes, seen, rows, in_order))
+        return n
+
+    monkeypatch.setattr(vectors.VectorStore, "_code_rows", counting)
+    embedder, _ = make_embedder("local")
+    vault = read_vault(vault_copy)
+    with Index.open(vault, embedder) as idx:
+        path = Path(idx.path)
+        side = Path(str(path) + vectors.SIDE_SUFFIX)
+        first = idx.turn_codes()
+        assert first.n == len(vault.turns) > 32 and side.is_file()
+        assert idx.size_bytes() >= path.stat().st_size + side.stat().st_size  # counted
+        assert sum(coded) == first.n
+
+    def reopened(vault=vault, **kw) -> TurnCodes:
+        coded.clear()
+        with Index.open(vault, embedder, path=path, **kw) as idx:
+            return idx.turn_codes()
+
+    _same_codes(reopened(), first)
+    assert sum(coded) == 0  # nothing coded again: every code came from the file
+    old = side.read_bytes()
+    # a turn appended (by another process): the kept codes taken, and only that row coded
+    log = sorted((vault_copy / "sessions").glob("*.jsonl"))[0]
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"seq": 999, "role": "user", "at": "2026-11-20T10:00:00Z",
+                             "text": "the quokka sanctuary on Rottnest opens at nine"}) + "\n")
+    grown_vault = read_vault(vault_copy)
+    with Index.open(grown_vault, embedder, path=path) as idx:
+        idx.update_files(grown_vault)
+    side.unlink()
+    full = reopened(grown_vault)  # every vector coded (and the codes kept again)
+    assert full.n == first.n + 1 and sum(coded) == full.n
+    side.write_bytes(old)
+    adopted = reopened(grown_vault)
+    assert sum(coded) == 1 and adopted.n == full.n
+    # the codes a process open throughout would hold: the first ones, the new row coded with
+    # their centre (a full read of so few turns re-centres: not compared with it)
+    new_rowid = int(adopted.rowids[-1])
+    with Index.open(grown_vault, embedder, path=path, read_only=True) as idx:
+        ids, sessions, _, mat = idx.vector_store.turn_rows([new_rowid])
+    assert ids == [f"turn:{log.stem}#999"]
+    expected = TurnCodes.from_arrays(first.dim, first.to_arrays())
+    expected.add(np.array([new_rowid]), sessions, mat)
+    _same_codes(adopted, expected)
+    kept = np.load(side)
+    arrays = {k: kept[k] for k in kept.files}
+    # a code that disagrees with its stored vector: the file is not taken
+    arrays["words"] = arrays["words"].copy()
+    arrays["words"][:, 0] ^= np.uint64(1)
+    with side.open("wb") as fh:
+        np.savez(fh, **arrays)
+    _same_codes(reopened(grown_vault), full)
+    assert sum(coded) == full.n
+    side.write_bytes(b"not a zip file")
+    _same_codes(reopened(grown_vault), full)
+    assert sum(coded) == full.n
+    # read-only: codes made, nothing written
+    side.unlink()
+    _same_codes(reopened(grown_vault, read_only=True), full)
+    assert not side.exists()
+    reopened(grown_vault)
+    assert side.exists()
+    _same_codes(reopened(grown_vault, read_only=True), full)  # taken by a read-only open too
+    assert sum(coded) == 0
+    remove_index_files(path)
+    assert not side.exists() and not path.exists()

@@ -19,6 +19,7 @@ import apsw
 import sqlite_vec
 
 from recall_tui.index.fts import FTS_COLUMNS
+from recall_tui.index.turn_codes import SIDE_SUFFIX
 from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
@@ -282,8 +283,9 @@ def _keep_held_vectors(conn: apsw.Connection) -> None:
 
 
 def remove_index_files(path: Path) -> None:
-    """Delete an index file and its WAL/shared-memory/journal companions."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    """Delete an index file and its WAL/shared-memory/journal companions (and the turn codes
+    kept beside it)."""
+    for suffix in ("", "-wal", "-shm", "-journal", SIDE_SUFFIX):
         with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
 

@@ -66,6 +66,7 @@ from recall_tui.index.signature import from_bytes
 from recall_tui.index.stats import RecallStats, RecallStatsStore
 from recall_tui.index.sync import IndexReport, IndexSync, summary
 from recall_tui.index.trigram_build import TrigramBuild
+from recall_tui.index.turn_codes import SIDE_SUFFIX as TURN_CODES_SUFFIX
 from recall_tui.index.turn_codes import TurnCodes
 from recall_tui.index.vector_sync import VectorSync, _embedder_key
 from recall_tui.index.vectors import (
@@ -521,10 +522,13 @@ class Index:
             return self.core.scalar("SELECT count(*) FROM memories")
 
     def size_bytes(self) -> int:
-        """Bytes on disk of the index file and its WAL (0 for an in-memory index)."""
+        """Bytes on disk of the index file, its WAL and the turn codes kept beside it (0 for
+        an in-memory index)."""
         if self.path == ":memory:":
             return 0
-        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal",
+                                                 self.path + TURN_CODES_SUFFIX)
+                   if os.path.exists(p))
 
     def close(self) -> None:
         """Close the connection (a WAL checkpoint folds the log into the file)."""

@@ -9,8 +9,12 @@ exactly as sqlite-vec's cosine kNN does. Filling the vectors is `vector_sync.py`
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import sys
 import threading
+import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +24,7 @@ import apsw
 import numpy as np
 
 from recall_tui.index.embed import Embedder
-from recall_tui.index.turn_codes import TurnCodes
+from recall_tui.index.turn_codes import SIDE_SUFFIX, TurnCodes
 
 #: Recent query embeddings kept in memory.
 QUERY_CACHE_SIZE = 256
@@ -113,6 +117,8 @@ class VectorStore:
         self._turn_codes: TurnCodes | None = None
         self._turn_seen: _TurnsSeen | None = None
         self._turn_codes_stale = False
+        self._kept_n = 0
+        """How many turn codes the file beside the index holds (`_keep_codes`)."""
         self._vec_rowids: np.ndarray | None = None
         self._vec_ties: np.ndarray | None = None
         self._vec_sqmag: np.ndarray | None = None
@@ -378,12 +384,94 @@ class VectorStore:
             self._turn_codes_stale = False
             if self._turn_codes is None:
                 dim = int(self._meta("embedder_dim") or 0)
-                codes, seen = TurnCodes(dim), _TurnsSeen(self._turn_key())
-                self._code_rows(codes, seen, self._conn.execute(
-                    "SELECT rowid, session_id, vector, row_hash FROM turns ORDER BY rowid"),
-                    in_order=True)
-                self._turn_codes, self._turn_seen = codes, seen
-            return self._turn_codes
+                if not self._adopt_kept_codes(dim):
+                    codes, seen = TurnCodes(dim), _TurnsSeen(self._turn_key())
+                    self._code_rows(codes, seen, self._conn.execute(
+                        "SELECT rowid, session_id, vector, row_hash FROM turns ORDER BY rowid"),
+                        in_order=True)
+                    self._turn_codes, self._turn_seen = codes, seen
+                    self._keep_codes()
+            elif self._turn_codes.n - self._kept_n > max(KEPT_AGAIN, self._turn_codes.n // 10):
+                self._keep_codes()  # many turns added since they were kept: keep them again
+            got = self._turn_codes
+            assert got is not None  # read, adopted or kept above
+            return got
+
+    def _codes_file(self) -> str | None:
+        """Where this index's turn codes are kept between processes (none in memory)."""
+        path = str(getattr(self._facts, "path", "") or "")
+        if not path or path == ":memory:" or path.startswith("file:"):
+            return None
+        return path + SIDE_SUFFIX
+
+    def _keep_codes(self) -> None:
+        """Write the turn codes and what they were made from (`_TurnsSeen`) beside the index
+        (atomically: a temporary file renamed over it), so the next process reads ~60 bytes a
+        turn instead of every turn's vector. Best effort: a read-only index or folder keeps
+        nothing, and the next process codes the vectors again."""
+        side, codes, seen = self._codes_file(), self._turn_codes, self._turn_seen
+        if (side is None or codes is None or seen is None or codes.n < KEPT_MIN
+                or getattr(self._facts, "read_only", False)):
+            return
+        facts = {"version": KEPT_VERSION, "key": list(seen.key), "max_rowid": seen.max_rowid,
+                 "anchor": seen.anchor, "rows": seen.rows, "last_coded": seen.last_coded}
+        tmp = f"{side}.{os.getpid()}.tmp"
+        self._kept_n = codes.n  # (also when the write fails: not tried again on every recall)
+        try:
+            arrays: dict[str, Any] = {
+                **codes.to_arrays(), "pending": np.array(sorted(seen.pending), dtype=np.int64),
+                "seen": np.frombuffer(json.dumps(facts).encode(), np.uint8)}
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+            os.replace(tmp, side)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def _adopt_kept_codes(self, dim: int) -> bool:
+        """Take the turn codes `_keep_codes` left beside the index when they are this index's:
+        made under the same embedder, a spot check of KEPT_CHECK codes against the vectors
+        they came from agreeing, then brought up to date as `_extend_turn_codes` does (turns
+        added since read and coded; anything else changed: False, and all are read again)."""
+        side = self._codes_file()
+        if side is None or not os.path.exists(side):
+            return False
+        try:
+            with np.load(side, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            facts = json.loads(bytes(arrays["seen"]).decode())
+            if facts.get("version") != KEPT_VERSION:
+                return False
+            codes = TurnCodes.from_arrays(dim, arrays)
+            seen = _TurnsSeen((str(facts["key"][0]), str(facts["key"][1])),
+                              int(facts["max_rowid"]), facts["anchor"], int(facts["rows"]),
+                              set(arrays["pending"].tolist()), int(facts["last_coded"]))
+        except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError,
+                zipfile.BadZipFile):
+            return False
+        if seen.key != self._turn_key() or not self._spot_check(codes):
+            return False
+        self._turn_codes, self._turn_seen, self._kept_n = codes, seen, codes.n
+        if not self._extend_turn_codes():
+            self._turn_codes = self._turn_seen = None
+            return False
+        return True
+
+    def _spot_check(self, codes: TurnCodes) -> bool:
+        """Whether KEPT_CHECK codes spread over `codes` (the first and last included) are the
+        codes of those rowids' stored vectors, of the same sessions."""
+        if codes.n == 0:
+            return True
+        pos = np.unique(np.linspace(0, codes.n - 1, min(codes.n, KEPT_CHECK)).astype(np.intp))
+        want = codes.rowids[pos].tolist()
+        rows = {int(r): (sid, blob) for r, sid, blob in self._conn.execute(
+            "SELECT rowid, session_id, vector FROM turns WHERE vector IS NOT NULL AND rowid IN"
+            f" ({','.join('?' * len(want))})", want)}
+        if len(rows) != len(want):
+            return False
+        got = [rows[r] for r in want]
+        mat = np.stack([turn_vector(b) for _s, b in got])
+        return codes.agrees(pos, [s for s, _b in got], mat)
 
     def turn_rows(self, rowids: Sequence[int]
                   ) -> tuple[list[str], list[str], list[int], np.ndarray]:
@@ -486,6 +574,14 @@ class VectorStore:
 
 #: Turns seen without a vector that `_extend_turn_codes` looks up by rowid (more: read all).
 PENDING_MAX = 20000
+#: The kept turn codes' format (`VectorStore._keep_codes`).
+KEPT_VERSION = 1
+#: Fewer turn codes than this are not kept (reading their vectors again costs < 0.1 s).
+KEPT_MIN = 20_000
+#: Kept codes checked against their vectors before they are taken.
+KEPT_CHECK = 32
+#: Codes added since they were last kept beyond which they are kept again (and a tenth).
+KEPT_AGAIN = 50_000
 
 
 @dataclass
