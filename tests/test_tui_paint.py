@@ -595,3 +595,30 @@ async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_byt
 
         rows = screen_text(app).split("\n")
         assert "postgres upgrade" in rows[0] and "1 Recall" in "".join(rows[1:5])
+
+
+def test_warm_turns_builds_the_turn_stages_structures(vault_copy):
+    """`SessionTools._warm_turns` (the warm-up's part for the turn channel, and what a
+    progressive open runs once its turns phase is done) makes the turns' codes and the turns
+    by id when the preset's turn channel is on, and nothing when it is off."""
+    from types import SimpleNamespace
+
+    from recall_tui.engine import Engine
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.embed import LocalEmbedder
+    from recall_tui.index.store import Index
+    from recall_tui.tui.session import SessionTools
+    from recall_tui.vault.reader import read_vault
+
+    vault = read_vault(vault_copy)
+    assert vault.turns
+    with Index.open(vault, LocalEmbedder()) as idx:
+        off = Engine(vault, idx, load_preset("default"))
+        assert not off.config.turns.enabled
+        SessionTools(SimpleNamespace(engine=off))._warm_turns()  # type: ignore[arg-type]  # only .engine is read
+        assert idx.vector_store._turn_codes is None and "turns" not in off._derived
+        on = Engine(vault, idx, load_preset("default").with_value("turns.enabled", True))
+        SessionTools(SimpleNamespace(engine=on))._warm_turns()  # type: ignore[arg-type]  # only .engine is read
+        codes = idx.vector_store._turn_codes
+        assert codes is not None and codes.n == len(vault.turns)
+        assert "turns" in on._derived
