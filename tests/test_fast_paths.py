@@ -469,3 +469,92 @@ def test_trace_records_with_their_own_init_equal_the_dataclass_init(cls_name, ar
     assert dataclasses.replace(got, **{fields[0].name: "other"}) != got
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(got, fields[0].name, "x")
+
+
+def _postings_by_rows(conn, rep, term, column, weights):
+    """A term's contributions the way `_load` made them before: a row per (doc, column)."""
+    import math
+
+    from recall_tui.index.fts import FTS5_K1
+
+    col_w = dict(zip(rep.columns, weights or (1.0,) * len(rep.columns), strict=True))
+    sql = (f"SELECT doc, col, count(*) FROM temp.{rep.table}_vocab_instance WHERE term = ?"
+           + (" AND col = ?" if column else "") + " GROUP BY doc, col ORDER BY doc")
+    docs: list[int] = []
+    freqs: list[float] = []
+    for doc, col, count in conn.execute(sql, [term] + ([column] if column else [])):
+        if docs and docs[-1] == doc:
+            freqs[-1] += count * col_w[col]
+        else:
+            docs.append(doc)
+            freqs.append(count * col_w[col])
+    pos = np.searchsorted(rep.rowids, np.array(docs, dtype=np.int64)).astype(np.int32)
+    idf = math.log((rep.nrow - len(docs) + 0.5) / (len(docs) + 0.5))
+    idf = idf if idf > 0 else 1e-6
+    f = np.array(freqs, dtype=np.float64)
+    return pos, idf * ((f * (FTS5_K1 + 1.0)) / (f + rep._norm[pos]))
+
+
+def test_postings_loaded_from_one_text_equal_the_rows_per_doc_and_column(opened):
+    """`Bm25Replica._load` parses a term's instances from one `group_concat` text: for every
+    term of the porter table (default weights and other whole weights) and of the original
+    trigram column, the same positions and the very same doubles as a row per (doc, column)."""
+    from recall_tui.index.fts import DEFAULT_FTS_WEIGHTS, FTS_COLUMNS
+
+    _, _, idx = opened
+    idx.fts_any(["billing"], 5)
+    idx.fts_trigram("billing", 5, column="original")
+    default = tuple(float(DEFAULT_FTS_WEIGHTS[c]) for c in FTS_COLUMNS)
+    odd = (1.0, 7.0, 2.0, 1.0, 3.0, 1.0, 5.0)
+    checked = 0
+    for table, column, weights in (("memories_fts", None, default), ("memories_fts", None, odd),
+                                   ("memories_original", "original", None)):
+        rep = idx.keyword.replicas[table]
+        assert rep is not None
+        with idx.core.lock:
+            terms = [t for (t,) in idx.core.conn.execute(
+                f"SELECT term FROM temp.{table}_vocab_row")]
+            assert terms
+            rep._postings.clear()
+            rep._held = 0
+            rep.hold(terms, column, weights)
+            for t in terms:
+                pos, contrib = rep._postings[(t, column, weights)]
+                ref_pos, ref = _postings_by_rows(idx.core.conn, rep, t, column, weights)
+                assert pos.tolist() == ref_pos.tolist(), t
+                assert contrib.tolist() == ref.tolist(), t
+                checked += 1
+    assert checked > 500
+
+
+def test_warmed_postings_answer_like_fts5(opened):
+    """`FtsSearch.warm` loads the most frequent words' postings (within its budget, most
+    frequent first); the answers after it are FTS5's."""
+    root, _, idx = opened
+    idx.keyword.reset()
+    assert idx.keyword.warm(postings=0) == 0
+    loaded = idx.keyword.warm(postings=2000)
+    rep = idx.keyword.replicas["memories_fts"]
+    assert rep is not None and 0 < loaded and 0 < rep._held <= 2000
+    with idx.core.lock:
+        top = [t for (t,) in idx.core.conn.execute(
+            "SELECT term FROM temp.memories_fts_vocab_row ORDER BY doc DESC, term LIMIT ?",
+            (loaded,))]
+    assert {k[0] for k in rep._postings} == set(top)
+    for _q, fast, ref in _fts_pairs(idx, _queries(root), 20):
+        assert fast == ref
+
+
+@pytest.mark.parametrize("sizes", [(3, 4), (900, 800, 5), (0, 60)])
+def test_calibration_postings_union_equals_unique(sizes):
+    """The calibration's union of a term's field postings (a mask when they are many) is
+    `np.unique` of them, dtype kept."""
+    from recall_tui.engine.calibration import KeywordTermSets
+
+    rng = np.random.default_rng(len(sizes))
+    sets = KeywordTermSets.__new__(KeywordTermSets)
+    sets.ids = [f"m{i}" for i in range(1000)]
+    parts = [np.sort(rng.choice(1000, n, replace=False)).astype(np.int32) for n in sizes]
+    got = sets._union(parts)
+    want = np.unique(np.concatenate(parts))
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -356,18 +356,25 @@ async def test_hits_to_none_and_back_lay_nothing_out_and_warm_up_calibrates(engi
     """A prefix the floor abstains on (no hits) between two that keep: the hits and stages
     boxes change their content's size, not their own, so they ask for no screen layout (each
     used to lay the whole screen out); the screen still shows each answer. The warm-up built
-    the floor's calibration, which the first keystroke used to pay for."""
+    the floor's calibration, the turn layout and the fuzzy channel's postings of the most
+    frequent words, which the first keystrokes used to pay for."""
     from dataclasses import replace
 
     from recall_tui.tui.widgets.results import ResultsTable
     from recall_tui.tui.widgets.waterfall import Waterfall
 
-    engine._derived.pop("probe_bests", None)  # shared engine: make the warm-up build it
+    # shared engine: make the warm-up build them (the turn layout; the fuzzy channel's bm25)
+    engine._derived.pop("probe_bests", None)
+    engine._derived.pop("turn_layout", None)
+    engine.index.keyword.reset()
     app = new_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.engine is not None and app.session.warm_ms
                          is not None, "the engine to open and warm up")
         assert "probe_bests" in engine._derived
+        assert "turn_layout" in engine._derived
+        rep = engine.index.keyword.replicas.get("memories_fts")
+        assert rep is not None and rep._held > 0  # the most frequent words' postings
         await recall_postgres(app, pilot)
         first = app.trace
         results, wf = app.main().query_one(ResultsTable), app.main().query_one(Waterfall)
@@ -588,3 +595,30 @@ async def test_a_frame_asks_only_the_widgets_it_repaints_and_writes_the_same_byt
 
         rows = screen_text(app).split("\n")
         assert "postgres upgrade" in rows[0] and "1 Recall" in "".join(rows[1:5])
+
+
+def test_warm_turns_builds_the_turn_stages_structures(vault_copy):
+    """`SessionTools._warm_turns` (the warm-up's part for the turn channel, and what a
+    progressive open runs once its turns phase is done) makes the turns' codes and the turns
+    by id when the preset's turn channel is on, and nothing when it is off."""
+    from types import SimpleNamespace
+
+    from recall_tui.engine import Engine
+    from recall_tui.engine.config import load_preset
+    from recall_tui.index.embed import LocalEmbedder
+    from recall_tui.index.store import Index
+    from recall_tui.tui.session import SessionTools
+    from recall_tui.vault.reader import read_vault
+
+    vault = read_vault(vault_copy)
+    assert vault.turns
+    with Index.open(vault, LocalEmbedder()) as idx:
+        off = Engine(vault, idx, load_preset("default"))
+        assert not off.config.turns.enabled
+        SessionTools(SimpleNamespace(engine=off))._warm_turns()  # type: ignore[arg-type]  # only .engine is read
+        assert idx.vector_store._turn_codes is None and "turns" not in off._derived
+        on = Engine(vault, idx, load_preset("default").with_value("turns.enabled", True))
+        SessionTools(SimpleNamespace(engine=on))._warm_turns()  # type: ignore[arg-type]  # only .engine is read
+        codes = idx.vector_store._turn_codes
+        assert codes is not None and codes.n == len(vault.turns)
+        assert "turns" in on._derived

@@ -172,7 +172,7 @@ class KeywordTermSets(TermSets):
                      if (sp := f.span.get(term)) is not None]
             if term in self._originals:
                 parts.append(self._originals[term])
-            got = (np.unique(np.concatenate(parts)) if len(parts) > 1 else
+            got = (self._union(parts) if len(parts) > 1 else
                    parts[0] if parts else np.zeros(0, dtype=np.int32))
             if self._kept + len(got) > self.KEEP:
                 self._merged.clear()
@@ -180,6 +180,17 @@ class KeywordTermSets(TermSets):
             self._merged[term] = got
             self._kept += len(got)
         return got
+
+    def _union(self, parts: list[np.ndarray]) -> np.ndarray:
+        """The sorted distinct positions of `parts`: `np.unique` of their concatenation, by
+        a mask over the memories when they are many (np.unique hashed a common word's 200k
+        positions in ~120 ms at 100k memories, on the keystroke that first typed it)."""
+        joined = np.concatenate(parts)
+        if len(joined) < len(self.ids) // 32:
+            return np.unique(joined)
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[joined] = True
+        return np.flatnonzero(mask).astype(joined.dtype)
 
     def df(self, term: str) -> int:
         return len(self.postings(term))

@@ -53,9 +53,21 @@ FTS_POSTINGS_BUDGET = 2_000_000
 #: FTS5 itself (reading common terms' postings costs more than FTS5's scan, so a big vault's
 #: common trigrams would otherwise make the first sighting slower than SQL and thrash the LRU).
 FTS_COLD_MAX = 300_000
+#: Postings `FtsSearch.warm` loads ahead of the first queries (the most frequent terms'):
+#: half the budget, so the queries' own terms still fit.
+FTS_WARM_POSTINGS = FTS_POSTINGS_BUDGET // 2
 #: FTS5's bm25 constants (fts5_aux.c), which the in-memory bm25 must use too.
 FTS5_K1 = 1.2
 FTS5_B = 0.75
+
+
+#: Column slots in `_load`'s instance code (`doc * _COL_SLOTS + column index`).
+_COL_SLOTS = 8
+
+
+def _sql_text(value: str) -> str:
+    """`value` as an SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def match_any(terms: Iterable[str]) -> str:
@@ -137,6 +149,8 @@ class Bm25Replica:
         self._conn = conn
         self.table = table
         self.columns = tuple(columns)
+        if len(self.columns) > _COL_SLOTS:
+            raise ValueError(f"{table}: more than {_COL_SLOTS} columns")
         self.tokenizer = conn.fts5_tokenizer(tokenizer[0], tokenizer[1])
         self._vocab = f"temp.{table}_vocab_instance"
         self._vocab_rows = f"temp.{table}_vocab_row"
@@ -172,38 +186,65 @@ class Bm25Replica:
 
     def _load(self, terms: list[str], column: str | None, weights: tuple[float, ...] | None
               ) -> None:
-        """Fetch the postings of `terms` (not yet held) and turn them into contributions."""
-        q = ",".join("?" * len(terms))
-        sql = f"SELECT term, doc, col, count(*) FROM {self._vocab} WHERE term IN ({q})"
-        args: list = list(terms)
-        if column is not None:
-            sql += " AND col=?"
-            args.append(column)
-        sql += " GROUP BY term, doc, col ORDER BY term, doc"
-        col_w = dict(zip(self.columns, weights or (1.0,) * len(self.columns), strict=True))
-        per_term: dict[str, tuple[list[int], list[float]]] = {t: ([], []) for t in terms}
-        for term, doc, col, count in self._conn.execute(sql, args):
-            docs, freqs = per_term[term]
-            f = count * col_w[col]
-            if docs and docs[-1] == doc:
-                freqs[-1] += f
-            else:
-                docs.append(doc)
-                freqs.append(f)
+        """Fetch the postings of `terms` (not yet held) and turn them into contributions.
+
+        One statement per term hands back its instances as one text of `doc * 8 + column`
+        (`group_concat`, in the vocabulary table's order: by doc), parsed by numpy; each doc's
+        weighted count is the sum of its instances' column weights. A row per (term, doc,
+        column) through Python cost ~1 us each: a word in most memories of a 100k vault
+        (tens of thousands of rows) took 100-300 ms on its first query. Whole weights (the
+        caller's condition) make the sums exact in any order, so the contributions are the
+        same doubles as before."""
+        where = "term = ?" + (" AND col = ?" if column is not None else "")
+        code = " ".join(f"WHEN {_sql_text(c)} THEN {i}" for i, c in enumerate(self.columns))
+        sql = (f"SELECT group_concat(doc * {_COL_SLOTS} + CASE col {code} ELSE 0 END)"
+               f" FROM {self._vocab} WHERE {where}")
+        col_w = np.asarray(weights or (1.0,) * len(self.columns), dtype=np.float64)
         k1 = FTS5_K1
-        for term, (docs, freqs) in per_term.items():
-            pos = np.searchsorted(self.rowids, np.array(docs, dtype=np.int64)).astype(np.int32)
-            n = len(docs)
+        for term in terms:
+            args: list[object] = [term] if column is None else [term, column]
+            (text,) = cast("tuple[str | None]", self._conn.execute(sql, args).fetchone())
+            inst = (np.fromstring(text, dtype=np.int64, sep=",") if text
+                    else np.zeros(0, dtype=np.int64))
+            docs = inst // _COL_SLOTS
+            if len(docs) > 1 and bool(np.any(docs[1:] < docs[:-1])):
+                order = np.argsort(docs, kind="stable")
+                inst, docs = inst[order], docs[order]
+            first = np.ones(len(docs), dtype=bool)
+            first[1:] = docs[1:] != docs[:-1]
+            starts = np.flatnonzero(first)  # each doc's first instance
+            f = (np.add.reduceat(col_w[inst % _COL_SLOTS], starts) if len(starts)
+                 else np.zeros(0, dtype=np.float64))
+            pos = np.searchsorted(self.rowids, docs[starts]).astype(np.int32)
+            n = len(pos)
             idf = math.log((self.nrow - n + 0.5) / (n + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            f = np.array(freqs, dtype=np.float64)
             contrib = idf * ((f * (k1 + 1.0)) / (f + self._norm[pos]))
             self._postings[(term, column, weights)] = (pos, contrib)
             self._held += n
         while self._held > FTS_POSTINGS_BUDGET and len(self._postings) > len(terms):
             _, (pos, _c) = self._postings.popitem(last=False)
             self._held -= len(pos)
+
+    def hold(self, terms: Sequence[str], column: str | None = None,
+             weights: tuple[float, ...] | None = None) -> None:
+        """Load the postings of those of `terms` (tokens) not held yet."""
+        missing = [t for t in dict.fromkeys(terms) if (t, column, weights) not in self._postings]
+        if missing:
+            self._load(missing, column, weights)
+
+    def frequent(self, postings: int) -> list[str]:
+        """The most frequent terms (most rows first) whose postings together stay within
+        `postings`: the ones whose first load costs most."""
+        out: list[str] = []
+        for term, rows in self._conn.execute(
+                f"SELECT term, doc FROM {self._vocab_rows} ORDER BY doc DESC, term"):
+            postings -= int(rows)
+            if postings < 0:
+                break
+            out.append(str(term))
+        return out
 
     def top(self, tokens: Sequence[str], limit: int, column: str | None = None,
             weights: tuple[float, ...] | None = None) -> list[tuple[int, float]] | None:
@@ -324,6 +365,29 @@ class FtsSearch:
             except apsw.Error:
                 self.replicas[table] = None
         return self.replicas[table]
+
+    def warm(self, postings: int = FTS_WARM_POSTINGS) -> int:
+        """Make now what the fuzzy channel's first queries would make while the user waits:
+        the vocabulary, the porter table's in-memory bm25 and the postings (default column
+        weights, what `fts_any` asks for) of its most frequent terms, up to `postings` of
+        them. A word in most memories took 50-300 ms of CPU to load on its first query at
+        100k memories; a word being typed is completed to such words (`loo` -> `looks`).
+        Term by term, each under the lock (a recall waits for one term at most). The terms
+        loaded; 0 when this SQLite cannot make the replica."""
+        self.vocabulary()
+        wt = tuple(float(DEFAULT_FTS_WEIGHTS[c]) for c in FTS_COLUMNS)
+        with self._lock:
+            rep = self._replica("memories_fts")
+            terms = rep.frequent(postings) if rep is not None else []
+        loaded = 0
+        for term in terms:
+            with self._lock:
+                if self.replicas.get("memories_fts") is not rep:  # the index changed
+                    break
+                assert rep is not None
+                rep.hold([term], None, wt)
+                loaded += 1
+        return loaded
 
     def vocabulary(self) -> Vocabulary:
         """The indexed words and their document counts (`vocab.Vocabulary`), read once after

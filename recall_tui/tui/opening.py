@@ -152,6 +152,7 @@ class VaultOpener:
         if app.recalls.engines is not None and app.engine is not None:
             app.recalls.engines.set_vault(app.engine.vault)
             app.vault = app.engine.vault
+            app.session.warm_turns()  # the turn stage's structures, now that they exist
         app.tuning.start_watching()
 
     def vectors_ready(self, message: VectorsReady) -> None:

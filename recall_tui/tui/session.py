@@ -148,6 +148,25 @@ class SessionTools:
         """In a thread (one at a time): `_warm_up`."""
         self.app.run_worker(self._warm_up, thread=True, exclusive=True, group="warm")
 
+    def warm_turns(self) -> None:
+        """In a thread: `_warm_turns` (a progressive open's turns phase is done)."""
+        self.app.run_worker(self._warm_turns, thread=True, exclusive=True, group="warm-turns",
+                            exit_on_error=False)
+
+    def _warm_turns(self) -> None:
+        """The turn stage's structures (the turns' codes, the turns by id), when the preset
+        has the turn channel on and the turns are indexed."""
+        engine = self.app.engine
+        index = engine.index if engine is not None else None
+        if engine is None or index is None or not engine.config.turns.enabled:
+            return
+        try:
+            if not index.turns_pending() and not index.turns_error():
+                index.turn_codes()
+                engine.turns_by_id()
+        except Exception:  # the turn stage reports it with its reason on the next recall
+            return
+
     def _warm_up(self) -> None:
         """Make now, in a thread, while the user reads the first screen, what the first
         recalls would otherwise make while the user waits.
@@ -165,6 +184,14 @@ class SessionTools:
           which the first keystroke with a vector search paid (it made the 95th percentile
           of keystroke to paint ten times the median). Built here, not by a recall: a
           recall would count as one of the app's.
+        - Then what the first keystrokes of a large vault built (issue 24, 100k memories):
+          the turn layout of the speaker, window and hop2 stages (every memory's speaker:
+          0.4 s of CPU, paid by the first query with a candidate), and the fuzzy channel's
+          vocabulary, in-memory bm25 and its most frequent words' postings
+          (`FtsSearch.warm`: a word being typed is completed to common words, whose first
+          load cost 50-300 ms); with the turn channel on and the turns indexed, the turns'
+          codes (6-7 s of CPU at a million turns, paid by the first keystroke). A progressive
+          open indexes the turns after the hand-over: `warm_turns` then.
         - Then, for a large vault, the objects made so far (the vault, the index's
           structures) are moved out of the garbage collector's reach (`gc.freeze`): a full
           collection walked them all, 100-300 ms at 10k memories, stopping the UI and the
@@ -174,6 +201,7 @@ class SessionTools:
         run).
         """
         from recall_tui.engine import calibration
+        from recall_tui.engine.stages import turn_layout
 
         engine = self.app.engine
         index = engine.index if engine is not None else None
@@ -188,6 +216,12 @@ class SessionTools:
             # from the vectors when they arrive)
             if engine.config.floor.calibrated and not self.app.opening.vectors_pending:
                 calibration.probe_bests(engine)
+            cfg = engine.config
+            if cfg.speaker.enabled or cfg.window.enabled or cfg.hop2.enabled:
+                turn_layout.layout(engine)
+            if cfg.fuzzy.enabled and cfg.fuzzy.porter:
+                index.keyword.warm()
+            self._warm_turns()
         except Exception:  # the first recall reports an unusable embedder with its reason
             return
         finally:
