@@ -56,6 +56,17 @@ def stored_logs(conn: apsw.Connection) -> dict[str, LogEntry] | None:
     return logs if total == sum(e[1] for e in logs.values()) else None
 
 
+def logs_unchanged(before: Mapping[str, LogEntry], logs: Mapping[str, str], turns: int) -> bool:
+    """Whether the vault's turns are exactly the stored ones, without looking at a turn: every
+    log of the (trusted) record has its stored signature, and the vault has as many turns as
+    the record lists. A log's turns are a function of the bytes its signature digests, so
+    the recorded logs give their recorded counts, and no other log can hold a turn."""
+    if turns != sum(e[1] for e in before.values()):
+        return False
+    get = logs.get
+    return all(get(path) == entry[0] for path, entry in before.items())
+
+
 def session_rows(
     conn: apsw.Connection, sessions: Iterable[str], skip: set[str]
 ) -> dict[str, tuple[int, str]]:
