@@ -104,10 +104,20 @@ def test_an_unchanged_reopen_compares_nothing_and_writes_nothing(vault, index_pa
         assert _dump(idx) == _built_from_nothing(vault, tmp_path)
 
 
-def test_a_vault_read_without_the_cache_is_compared_row_by_row(vault, index_path):
+def test_a_vault_read_without_the_cache_is_compared_row_by_row(vault, index_path, tmp_path):
+    """Only the very memories of a remembered cached read are vouched for by its signature:
+    with that read still alive, a plain read of the folder after an edit is compared."""
+    kept = _fresh_read(vault)  # remembered, with the signature the record names
     with Index.open(read_vault(vault), StandinEmbedder(), path=index_path) as idx:
         assert idx.sync.last_compare == "rows"
         assert idx.report.unchanged == len(idx.sync.last_vault.memories)
+    f = _memory_files(vault)[2]
+    f.write_text(f.read_text(encoding="utf-8") + "\nEdited, then read without the cache.\n",
+                 encoding="utf-8")
+    with Index.open(read_vault(vault), StandinEmbedder(), path=index_path) as idx:
+        assert idx.sync.last_compare == "rows" and idx.report.updated == 1
+        assert _dump(idx) == _built_from_nothing(vault, tmp_path)
+    assert kept.memories  # (alive until here)
 
 
 @pytest.mark.parametrize("change", ["edit", "remove", "add", "log-appended", "log-replaced"])
