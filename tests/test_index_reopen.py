@@ -265,3 +265,27 @@ def test_an_update_after_an_unchanged_open_builds_on_it(vault, index_path, tmp_p
         assert _dump(idx) == _built_from_nothing(vault, tmp_path)
     finally:
         idx.close()
+
+
+def test_a_session_appended_through_the_watcher_keeps_the_record(vault, index_path, tmp_path):
+    """The watcher's refresh of a changed log (a patched vault: the memories the same
+    objects) writes turns only: the record is carried, so the next fresh open (the bench's
+    re-open after its append timing) compares no memory, and has the new turn."""
+    from recall_tui.vault.patch import patch_vault
+
+    idx = _reopen(vault, index_path)
+    try:
+        log = sorted((vault / "sessions").glob("*.jsonl"))[0]
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"seq": 9998, "role": "user", "text": "appended live"}) + "\n")
+        patched = patch_vault(idx.sync.last_vault, [str(log.relative_to(vault))])
+        assert patched is not None and not patched.memory_ids
+        r = idx.update_changed(patched.vault, patched.memory_ids, patched.sessions)
+        assert r.turns == len(patched.vault.turns)
+    finally:
+        idx.close()
+    with _reopen(vault, index_path) as idx:
+        assert idx.sync.last_compare == "source"
+        assert idx.sync._turn_hashes == {}  # (no turn compared: the log record was kept true)
+        assert idx.report.turns == len(idx.sync.last_vault.turns)
+        assert _dump(idx) == _built_from_nothing(vault, tmp_path)

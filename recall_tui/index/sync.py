@@ -39,6 +39,7 @@ from recall_tui.index.turn_logs import (
     group_by_log,
     log_entries,
     logs_unchanged,
+    patch_entries,
     session_rows,
     stored_logs,
     write_stored_logs,
@@ -339,7 +340,8 @@ class IndexSync:
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
-                    self._core.bump_generation()
+                    # (turns only: the memories table's record is carried, `synced`)
+                    self._core.bump_generation(memories=bool(changed or removed_rowids or clear))
                 if source is not None and not deferred and record_source(conn, source):
                     self._core.forget_meta()  # (the table now holds exactly these memories)
             if changed or removed_rowids:
@@ -467,13 +469,22 @@ class IndexSync:
             with conn:
                 self._write_memory_rows(changed, removed_rowids, touched, after)
                 turn_rows: list[int] = []
+                logs_before = stored_logs(conn) if sessions else None
                 gone = [self._sync_session(path, turns, turn_rows)
                         for path, turns in sessions.items()]
                 turns_changed = bool(turn_rows) or any(gone)
+                if logs_before is not None:
+                    # Keep meta `turn_logs` true for the logs synced here, so a fresh
+                    # process's next open still skips every unchanged log.
+                    logs_after = patch_entries(logs_before, sessions, vault.turn_logs)
+                    if logs_after != logs_before:
+                        write_stored_logs(conn, logs_after)
+                        self._core.forget_meta()
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed:
-                    self._core.bump_generation()
+                    # (a session appended: the memories table's record is carried, `synced`)
+                    self._core.bump_generation(memories=bool(changed or removed_rowids))
             if changed or removed_rowids:
                 self._core.invalidate()
             if turns_changed:

@@ -20,8 +20,9 @@ Trusted only when both hold:
 - the generation is unchanged: every write that changes memory rows, by any version of this
   code, gives the generation a new value (a rebuild empties meta). Writes that change only
   vectors carry the record to their new generation (`carry_source`, called by
-  `IndexCore.bump_generation(memories=False)`), so filling the vectors after a sync does not
-  void it. Headless.
+  `IndexCore.bump_generation(memories=False)`), as do syncs that change only turns (a
+  session appended), so filling the vectors after a sync or a watcher's refresh of a log does
+  not void it. Headless.
 """
 
 from __future__ import annotations

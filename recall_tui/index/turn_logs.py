@@ -96,12 +96,36 @@ def log_entries(
         if path in skip:
             out[path] = before[path]
             continue
-        sig = logs.get(path)
-        if sig is None or not group:
-            continue
-        session = group[0].session_id
-        if all(t.session_id == session for t in group):
-            out[path] = (sig, len(group), session)
+        entry = _entry(group, logs.get(path))
+        if entry is not None:
+            out[path] = entry
+    return out
+
+
+def _entry(turns: Sequence[Turn], sig: str | None) -> LogEntry | None:
+    """A log's entry as synced now: None without a signature, turns or a single session."""
+    if sig is None or not turns:
+        return None
+    session = turns[0].session_id
+    if all(t.session_id == session for t in turns):
+        return (sig, len(turns), session)
+    return None
+
+
+def patch_entries(
+    before: Mapping[str, LogEntry],
+    sessions: Mapping[str, Sequence[Turn]],
+    logs: Mapping[str, str],
+) -> dict[str, LogEntry]:
+    """The record after a targeted sync (`IndexSync.sync_changed`) brought the logs of
+    `sessions` (path -> its turns now, none when gone) up to date: each with its signature
+    now (`logs`) and a single session, or left out (then compared every time)."""
+    out = dict(before)
+    for path, turns in sessions.items():
+        out.pop(path, None)
+        entry = _entry(turns, logs.get(path))
+        if entry is not None:
+            out[path] = entry
     return out
 
 
