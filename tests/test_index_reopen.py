@@ -289,3 +289,25 @@ def test_a_session_appended_through_the_watcher_keeps_the_record(vault, index_pa
         assert idx.sync._turn_hashes == {}  # (no turn compared: the log record was kept true)
         assert idx.report.turns == len(idx.sync.last_vault.turns)
         assert _dump(idx) == _built_from_nothing(vault, tmp_path)
+
+
+def test_building_the_trigram_table_keeps_the_record_unless_it_marks_rows(vault, index_path,
+                                                                          tmp_path):
+    """The fuzzy stage's scan mode builds the trigram table on first need (the bench does):
+    from the synced vault it changes no memory row, and the next open compares none; from a
+    vault whose memory differs it marks that row, and the next open compares them all."""
+    with _reopen(vault, index_path) as idx:
+        assert idx.ensure_trigram() is not None
+    with _reopen(vault, index_path) as idx:
+        assert idx.sync.last_compare == "source"
+        assert _dump(idx) == _built_from_nothing(vault, tmp_path)
+    from recall_tui.diagnostics.engine_bench_child import _changed_vault
+
+    with _reopen(vault, index_path) as idx:  # (the table is there: dropped to build again)
+        idx.core.conn.execute("DELETE FROM meta WHERE key='trigram'")
+        idx.core.forget_meta()
+        mid = sorted(idx.sync.last_vault.memories)[3]
+        assert idx.ensure_trigram(_changed_vault(idx.sync.last_vault, mid, "elsewhere"))
+    with _reopen(vault, index_path) as idx:
+        assert idx.sync.last_compare == "rows" and idx.report.updated == 1
+        assert _dump(idx) == _built_from_nothing(vault, tmp_path)
