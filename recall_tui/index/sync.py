@@ -34,9 +34,12 @@ from recall_tui.index.rows import (
 )
 from recall_tui.index.schema import TURNS_NOVEC_INDEX, TURNS_TEXT_INDEX, _now_iso, write_txn
 from recall_tui.index.signature import signature, to_bytes
+from recall_tui.index.synced import record_source, source_matches, vault_source
 from recall_tui.index.turn_logs import (
     group_by_log,
     log_entries,
+    logs_unchanged,
+    patch_entries,
     session_rows,
     stored_logs,
     write_stored_logs,
@@ -138,8 +141,14 @@ class IndexSync:
         self._turn_hashes: dict[int, tuple[Turn, str]] = {}
         # The vault's keys and objects at the last committed sync.
         self._synced: tuple[list[str], list[Memory]] = ([], [])
-        # (PRAGMA data_version, path -> (rowid, row hash, mtime)) after the last sync.
-        self._stored: tuple[int, dict[str, tuple[int, str, float]]] | None = None
+        # (PRAGMA data_version, path -> (rowid, row hash, mtime)) after the last sync; the
+        # rows are None when that sync compared nothing (the vault's source was the recorded
+        # one, `synced`): read back on first need (`_prev_rows`).
+        self._stored: tuple[int, dict[str, tuple[int, str, float]] | None] | None = None
+        self.last_compare = ""
+        """How the last `sync` compared the memories: "source" (the vault's read is the one
+        the table was synced from: none compared), "objects" (only objects new since this
+        process's last sync), "rows" (every memory's row hash)."""
         # Whether the content trigram table is kept up to date (`trigram_built`).
         self._trigram_on = False
         self.last_vault: Vault | None = None
@@ -158,6 +167,30 @@ class IndexSync:
         """`m`'s row hash, from the memo when the last sync hashed this very object."""
         hit = self._row_hashes.get(m.id)
         return hit[1] if hit is not None and hit[0] is m else row_hash(row_fields(m))
+
+    def _prev_rows(self, version: int) -> dict[str, tuple[int, str, float]] | None:
+        """What the memories table holds (path -> (rowid, row hash, mtime)) as this process's
+        last committed sync left it, when no other connection has committed since (`version`,
+        PRAGMA data_version); None otherwise. Inside the caller's lock. Rows an unchanged open
+        did not read (`_stored`'s None) are read now, and the row hashes of the objects it
+        synced remembered, which that open's record vouched for."""
+        got = self._stored
+        if got is None or got[0] != version:
+            return None
+        if got[1] is not None:
+            return got[1]
+        rows: dict[str, tuple[int, str, float]] = {
+            path: (rowid, rh, mtime)
+            for rowid, path, rh, mtime in self._conn.execute(
+                "SELECT rowid, path, row_hash, mtime FROM memories")
+        }
+        memo = self._row_hashes
+        for key, m in zip(*self._synced, strict=True):
+            hit = rows.get(m.path)
+            if hit is not None:
+                memo[key] = (m, hit[1])
+        self._stored = (version, rows)
+        return rows
 
     def trigram_built(self) -> None:
         """The content trigram table now exists (`ensure_trigram`, inside its write): keep
@@ -208,7 +241,7 @@ class IndexSync:
             # committed since (`PRAGMA data_version` moves only for other connections' commits):
             # reading 10k rows back costs ~40 ms, a re-index budget's worth.
             version = self._core.scalar("PRAGMA data_version")
-            prev = self._stored[1] if self._stored and self._stored[0] == version else None
+            prev = self._prev_rows(version)
             if self._stored is not None and prev is None:
                 # Another process wrote since our last sync: every cache of what the tables
                 # hold (vectors, bm25 replicas, signatures) may describe rows it replaced.
@@ -222,7 +255,20 @@ class IndexSync:
             memo = self._row_hashes
             keys = list(vault.memories)
             objs = list(vault.memories.values())
-            if prev is not None and keys == self._synced[0]:
+            # The signature of the cached read that made these memories (None when unknown):
+            # when the table was synced from that very read and nothing wrote memories since,
+            # no memory is compared (`synced`: ~5 s of CPU at 100k in a fresh process).
+            source = vault_source(vault)
+            skip = (not clear and prev is None and source is not None
+                    and source_matches(conn, source))
+            if skip:
+                todo = []
+                for key in memo.keys() - vault.memories.keys():
+                    del memo[key]
+                stored, after = {}, {}
+                unchanged = len(objs)
+                self.last_compare = "source"
+            elif prev is not None and keys == self._synced[0]:
                 # Fast path: the same memories as the last committed sync; an object it saw
                 # is stored as it is, so only the other objects are looked at (in C: ~1 ms
                 # at 10k instead of ~40 ms for the loop below over every memory).
@@ -232,6 +278,7 @@ class IndexSync:
                 stored = {p: prev[p] for p in new_paths | gone if p in prev}
                 after = {p: v for p, v in prev.items() if p not in gone} if gone else dict(prev)
                 unchanged = len(objs) - len(todo)
+                self.last_compare = "objects"
             else:
                 todo = objs
                 for key in memo.keys() - vault.memories.keys():
@@ -247,6 +294,7 @@ class IndexSync:
                     }
                 after = {}
                 unchanged = 0
+                self.last_compare = "rows"
             changed: list[tuple[Memory, RowFields, str]] = []
             touched: list[tuple[float, int]] = []
             added = updated = deferred = 0
@@ -292,11 +340,14 @@ class IndexSync:
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed or clear:
-                    self._core.bump_generation()
+                    # (turns only: the memories table's record is carried, `synced`)
+                    self._core.bump_generation(memories=bool(changed or removed_rowids or clear))
+                if source is not None and not deferred and record_source(conn, source):
+                    self._core.forget_meta()  # (the table now holds exactly these memories)
             if changed or removed_rowids:
                 self._core.invalidate()
             if not deferred and self._core.scalar("PRAGMA data_version") == version:
-                self._stored = (version, after)
+                self._stored = (version, None if skip else after)
                 self._synced = (keys, objs)
         if stale_added:
             # The rebuild emptied the rows another process had indexed from newer files: read
@@ -369,9 +420,9 @@ class IndexSync:
         conn = self._conn
         with self._lock, write_txn(conn):
             version = self._core.scalar("PRAGMA data_version")
-            if self._stored is None or self._stored[0] != version:
+            prev = self._prev_rows(version)
+            if prev is None:
                 return None
-            prev = self._stored[1]
             memo = self._row_hashes
             todo = [vault.memories[mid] for mid in memory_ids if mid in vault.memories]
             paths = {m.path for m in todo}
@@ -418,13 +469,22 @@ class IndexSync:
             with conn:
                 self._write_memory_rows(changed, removed_rowids, touched, after)
                 turn_rows: list[int] = []
+                logs_before = stored_logs(conn) if sessions else None
                 gone = [self._sync_session(path, turns, turn_rows)
                         for path, turns in sessions.items()]
                 turns_changed = bool(turn_rows) or any(gone)
+                if logs_before is not None:
+                    # Keep meta `turn_logs` true for the logs synced here, so a fresh
+                    # process's next open still skips every unchanged log.
+                    logs_after = patch_entries(logs_before, sessions, vault.turn_logs)
+                    if logs_after != logs_before:
+                        write_stored_logs(conn, logs_after)
+                        self._core.forget_meta()
                 if changed or removed_rowids or touched or turns_changed:
                     self._core.set_meta(updated=_now_iso())
                 if changed or removed_rowids or turns_changed:
-                    self._core.bump_generation()
+                    # (a session appended: the memories table's record is carried, `synced`)
+                    self._core.bump_generation(memories=bool(changed or removed_rowids))
             if changed or removed_rowids:
                 self._core.invalidate()
             if turns_changed:
@@ -601,8 +661,11 @@ class IndexSync:
         is compared, and the meta is written for the next sync."""
         conn = self._conn
         changed = False
-        groups = group_by_log(turns)
         before = stored_logs(conn)
+        if before is not None and logs and logs_unchanged(before, logs, len(turns)):
+            self._turn_hashes = {}
+            return False  # (every log as stored: not one turn is looked at)
+        groups = group_by_log(turns)
         skip: set[str] = set()
         if before is None:
             todo: Sequence[Turn] = turns

@@ -68,7 +68,9 @@ class TrigramBuild:
                              (rowid, trigram_content(m)))
             conn.executemany("UPDATE memories SET row_hash='' WHERE rowid=?", stale)
             core.set_meta(trigram="1")
-            core.bump_generation()
+            # (no row marked: every memory row is as it was, so the record of what the
+            # memories table was synced from stays true, `synced`)
+            core.bump_generation(memories=bool(stale))
             self._sync.trigram_built()
             core.invalidate()
         return (time.perf_counter() - start) * 1000

@@ -56,6 +56,17 @@ def stored_logs(conn: apsw.Connection) -> dict[str, LogEntry] | None:
     return logs if total == sum(e[1] for e in logs.values()) else None
 
 
+def logs_unchanged(before: Mapping[str, LogEntry], logs: Mapping[str, str], turns: int) -> bool:
+    """Whether the vault's turns are exactly the stored ones, without looking at a turn: every
+    log of the (trusted) record has its stored signature, and the vault has as many turns as
+    the record lists. A log's turns are a function of the bytes its signature digests, so
+    the recorded logs give their recorded counts, and no other log can hold a turn."""
+    if turns != sum(e[1] for e in before.values()):
+        return False
+    get = logs.get
+    return all(get(path) == entry[0] for path, entry in before.items())
+
+
 def session_rows(
     conn: apsw.Connection, sessions: Iterable[str], skip: set[str]
 ) -> dict[str, tuple[int, str]]:
@@ -85,12 +96,36 @@ def log_entries(
         if path in skip:
             out[path] = before[path]
             continue
-        sig = logs.get(path)
-        if sig is None or not group:
-            continue
-        session = group[0].session_id
-        if all(t.session_id == session for t in group):
-            out[path] = (sig, len(group), session)
+        entry = _entry(group, logs.get(path))
+        if entry is not None:
+            out[path] = entry
+    return out
+
+
+def _entry(turns: Sequence[Turn], sig: str | None) -> LogEntry | None:
+    """A log's entry as synced now: None without a signature, turns or a single session."""
+    if sig is None or not turns:
+        return None
+    session = turns[0].session_id
+    if all(t.session_id == session for t in turns):
+        return (sig, len(turns), session)
+    return None
+
+
+def patch_entries(
+    before: Mapping[str, LogEntry],
+    sessions: Mapping[str, Sequence[Turn]],
+    logs: Mapping[str, str],
+) -> dict[str, LogEntry]:
+    """The record after a targeted sync (`IndexSync.sync_changed`) brought the logs of
+    `sessions` (path -> its turns now, none when gone) up to date: each with its signature
+    now (`logs`) and a single session, or left out (then compared every time)."""
+    out = dict(before)
+    for path, turns in sessions.items():
+        out.pop(path, None)
+        entry = _entry(turns, logs.get(path))
+        if entry is not None:
+            out[path] = entry
     return out
 
 

@@ -235,7 +235,8 @@ class VectorSync:
             if self._novec is None:
                 need_mem_rows = cast("list[_NeedRow]", conn.execute(
                     "SELECT rowid, embed_hash, id, path FROM memories WHERE rowid NOT IN "
-                    "(SELECT rowid FROM memory_vectors)"
+                    "(SELECT rowid FROM memory_vectors_rowids)"  # (the vec0 table's rowid map:
+                    # the rowids without reading a vector, 0.04 s against 0.18 s CPU at 100k)
                 ).fetchall())
             else:
                 # The rows without a vector are known (those inserted since the last sync and
@@ -494,7 +495,7 @@ class VectorSync:
         elif placed_turns:
             self._store.forget_turn_vectors()  # (no memory vector moved: see `fill`)
         if rows or placed_turns:
-            self._core.bump_generation()
+            self._core.bump_generation(memories=False)
         return taken
 
     def complete(self) -> bool:
@@ -512,7 +513,7 @@ class VectorSync:
             else:
                 missing = self._conn.execute(
                     "SELECT 1 FROM memories WHERE rowid NOT IN "
-                    "(SELECT rowid FROM memory_vectors) LIMIT 1"
+                    "(SELECT rowid FROM memory_vectors_rowids) LIMIT 1"
                 ).fetchone() is not None
             return not missing and self._conn.execute(
                 "SELECT 1 FROM turns WHERE vector IS NULL LIMIT 1"
@@ -527,7 +528,7 @@ class VectorSync:
         self._conn.execute("UPDATE turns SET vector=NULL WHERE vector IS NOT NULL")
         self._store.forget_queries()
         self._core.invalidate()
-        self._core.bump_generation()
+        self._core.bump_generation(memories=False)
 
 
 def next_chunk_size(size: int, texts: int, seconds: float) -> int:
