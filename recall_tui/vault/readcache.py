@@ -22,6 +22,11 @@ neither works, reading simply parses everything. The whole cache is dropped when
 the ones that wrote it: a record is never trusted across reader or schema versions. Any
 SQLite trouble (a locked, damaged or foreign file) makes the read fall back to parsing; a
 damaged file is deleted and started again. Headless.
+
+Long module: the record codec (packing, unpacking, lazy memories; `CODEC_VERSION`) and the
+cache that stores its records (the stamp, the memo, the snapshot's name) change together, as
+codec 7 (a front matter kept as its source) did; the codec is the part to move out
+(`recordcodec.py`) when either grows again.
 """
 
 from __future__ import annotations
