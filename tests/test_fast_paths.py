@@ -547,3 +547,27 @@ def test_an_engine_reading_kept_keyword_postings_recalls_as_one_that_built_them(
         assert run(cfg) == built
         assert loads and loads[-1]
         monkeypatch.setattr(kwstore, "load", real_load)
+
+
+def test_kept_probe_bests_equal_computed_ones_and_follow_the_vectors(opened, monkeypatch):
+    """The probes' best evidence kept beside the index (`calibration._kept_bests_at`) is the
+    computed one, exactly; a matrix with one value changed has another key (computed again)."""
+    from recall_tui.engine import calibration
+
+    _root, vault, idx = opened
+    cfg = load_preset("default")
+    with monkeypatch.context() as m:
+        m.setattr(calibration, "_kept_bests_at", lambda engine: None)
+        computed = calibration.probe_bests(Engine(vault, idx, cfg))
+    first = Engine(vault, idx, cfg)
+    assert calibration.probe_bests(first) == computed  # computed (or read) and kept
+    again = Engine(vault, idx, cfg)
+    again.memory_vectors()
+    at = calibration._kept_bests_at(again)
+    assert at is not None and calibration._load_bests(*at) == computed
+    assert calibration.probe_bests(again) == computed
+    ids, mat = again._derived["vector_matrix"]
+    changed = mat.copy()
+    changed[0, 0] += 1e-3
+    again._derived["vector_matrix"] = (ids, changed)
+    assert calibration._kept_bests_at(again)[1] != at[1]
