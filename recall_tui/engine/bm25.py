@@ -198,6 +198,8 @@ class KeywordIndex:
         memories with the same analysis, `engine/kwstore.py`), no memory is analysed again."""
         self.ids = [m.id for m in memories]
         self.pos = {mid: i for i, mid in enumerate(self.ids)}
+        self.memories = tuple(memories)
+        """The memories indexed, in order (whoever reuses `updated` checks it has these)."""
         self.stem, self.stop_words = stem, stop_words
         # Tie-break keys for ranking: newer `updated` first, then id.
         self.updated = np.array([m.updated.timestamp() for m in memories], dtype=np.float64)
