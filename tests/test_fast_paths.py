@@ -558,3 +558,105 @@ def test_calibration_postings_union_equals_unique(sizes):
     got = sets._union(parts)
     want = np.unique(np.concatenate(parts))
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def _field_state(f) -> tuple:
+    return (list(f.idf.items()), list(f.span.items()), f.n, f.avgdl, f.post_docs.dtype,
+            f.post_tf.dtype, f.post_docs.tolist(), f.post_tf.tolist(), f.doc_len.tolist(),
+            f._norm.tolist())
+
+
+def test_keyword_index_from_its_kept_postings_equals_a_build(opened, tmp_path):
+    """`kwstore` writes a build's analysed postings and reads them back: the index made from
+    them (under other k1 / b / epsilon too) is the built one, bit for bit; another key, a
+    document count that differs or a damaged file give None (build again)."""
+    from recall_tui.engine import kwstore
+    from recall_tui.engine.bm25 import FIELDS, KeywordIndex
+
+    _root, vault, _idx = opened
+    mems = list(vault.memories.values())
+    built = KeywordIndex(mems)
+    target = tmp_path / "kw"
+    key = kwstore.store_key("fp", mems, True, True)
+    assert key != kwstore.store_key("fp2", mems, True, True)
+    assert key != kwstore.store_key("fp", mems, True, False)
+    assert kwstore.save(target, key, {n: f.parts() for n, f in built.fields.items()})
+    assert kwstore.load(target, b"x" * 32, len(mems)) is None
+    assert kwstore.load(target, key, len(mems) + 1) is None
+    parts = kwstore.load(target, key, len(mems))
+    assert parts is not None
+    for k1, b, eps in ((1.5, 0.75, 0.25), (1.2, 0.3, 0.5)):
+        ref = built if k1 == 1.5 else KeywordIndex(mems, k1=k1, b=b, epsilon=eps)
+        back = KeywordIndex(mems, k1=k1, b=b, epsilon=eps, parts=parts)
+        for name in FIELDS:
+            assert _field_state(back.fields[name]) == _field_state(ref.fields[name]), name
+        w = {name: 1.0 for name in FIELDS}
+        for q in ("postgres upgrade", "backup restic", "the and of"):
+            terms = parse_query(q, load_preset("default")).terms
+            a, c = ref.search(terms, w), back.search(terms, w)
+            assert a.total.tolist() == c.total.tolist()
+            assert ref.ranked(a).tolist() == back.ranked(c).tolist()
+    data = bytearray(target.read_bytes())
+    target.write_bytes(bytes(data[: len(data) // 2]))  # cut short
+    assert kwstore.load(target, key, len(mems)) is None
+
+
+def test_an_engine_reading_kept_keyword_postings_recalls_as_one_that_built_them(
+        opened, monkeypatch):
+    """Engine over the index with the keyword postings built (no file) and read back from
+    the file an earlier engine wrote beside the index: the same hits and stage candidates."""
+    from recall_tui.engine import kwstore
+
+    root, vault, idx = opened
+    queries = _queries(root)[:30]
+    loads: list[bool] = []
+    real_load = kwstore.load
+
+    def spy(*a, **kw):
+        got = real_load(*a, **kw)
+        loads.append(got is not None)
+        return got
+
+    def run(cfg) -> list:
+        engine = Engine(vault, idx, cfg)
+        out = []
+        for q in queries:
+            t = engine.recall(q, now=PINNED_NOW)
+            out.append([(h.id, h.score, h.explain.matched_terms) for h in t.hits])
+            out.append([(s.name, [(c.id, c.score, c.rank) for c in s.candidates])
+                        for s in t.stages])
+        return out
+
+    for cfg in (load_preset("default"), load_preset("bastra").with_value("parse.stem", False)):
+        with monkeypatch.context() as m:
+            m.setattr(kwstore, "store_path", lambda *a: None)
+            built = run(cfg)
+        Engine(vault, idx, cfg)  # writes the file when none is there yet
+        monkeypatch.setattr(kwstore, "load", spy)
+        assert run(cfg) == built
+        assert loads and loads[-1]
+        monkeypatch.setattr(kwstore, "load", real_load)
+
+
+def test_kept_probe_bests_equal_computed_ones_and_follow_the_vectors(opened, monkeypatch):
+    """The probes' best evidence kept beside the index (`calibration._kept_bests_at`) is the
+    computed one, exactly; a matrix with one value changed has another key (computed again)."""
+    from recall_tui.engine import calibration
+
+    _root, vault, idx = opened
+    cfg = load_preset("default")
+    with monkeypatch.context() as m:
+        m.setattr(calibration, "_kept_bests_at", lambda engine: None)
+        computed = calibration.probe_bests(Engine(vault, idx, cfg))
+    first = Engine(vault, idx, cfg)
+    assert calibration.probe_bests(first) == computed  # computed (or read) and kept
+    again = Engine(vault, idx, cfg)
+    again.memory_vectors()
+    at = calibration._kept_bests_at(again)
+    assert at is not None and calibration._load_bests(*at) == computed
+    assert calibration.probe_bests(again) == computed
+    ids, mat = again._derived["vector_matrix"]
+    changed = mat.copy()
+    changed[0, 0] += 1e-3
+    again._derived["vector_matrix"] = (ids, changed)
+    assert calibration._kept_bests_at(again)[1] != at[1]

@@ -26,10 +26,12 @@ K = 10
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every file under the vault, `.recall/` (the index) included."""
+    """sha256 of every file under the vault, `.recall/` (the index) included, but the
+    engine's files kept beside the index (the probes' bests, written on the first recall
+    that needs them: index.md, "Where the file lives")."""
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(".probe-bests")
     }
 
 

@@ -41,6 +41,11 @@ def field_text(m: Memory, name: str) -> str:
     raise KeyError(name)
 
 
+#: What `FieldBM25.parts()` gives and `FieldBM25.from_parts` takes: (vocabulary in first-met
+#: order, df per term, length per document, post_docs, post_tf).
+FieldParts = tuple[list[str], list[int], list[int], np.ndarray, np.ndarray]
+
+
 class FieldBM25:
     """BM25Okapi over one field of every document, with per-term postings of the finished
     per-document contribution `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`."""
@@ -51,7 +56,6 @@ class FieldBM25:
         # (term, doc, tf) posting in three typed arrays, 12 bytes each; then the CSR block is
         # one stable sort. Terms are numbered in the order rank_bm25's dict would meet them,
         # so the idf average (and its epsilon floor) sums in the same order.
-        self.k1, self.b, self.epsilon = k1, b, epsilon
         vocab: dict[str, int] = {}
         t_ids, d_ids, tfs = array("i"), array("i"), array("i")
         lens: list[int] = []
@@ -67,18 +71,43 @@ class FieldBM25:
                 t_ids.append(tid)
                 d_ids.append(i)
                 tfs.append(tf)
+        terms = np.frombuffer(t_ids, dtype=np.intc) if len(t_ids) else np.zeros(0, np.intc)
+        df = np.bincount(terms, minlength=len(vocab)).tolist()
+        if len(terms):
+            order = np.argsort(terms, kind="stable")
+            tfs_all = np.frombuffer(tfs, dtype=np.intc)
+            post_docs = np.frombuffer(d_ids, dtype=np.intc)[order].astype(np.int32)
+            tf_type = np.uint16 if int(tfs_all.max()) <= np.iinfo(np.uint16).max else np.int32
+            post_tf = tfs_all[order].astype(tf_type)
+        else:
+            post_docs, post_tf = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint16)
+        self._finish(list(vocab), df, lens, post_docs, post_tf, k1, b, epsilon)
+
+    @classmethod
+    def from_parts(cls, vocab: list[str], df: list[int], lens: list[int], post_docs: np.ndarray,
+                   post_tf: np.ndarray, k1: float = 1.5, b: float = 0.75,
+                   epsilon: float = 0.25) -> FieldBM25:
+        """The index of `parts()` kept from an earlier build (`engine/kwstore.py`): the same
+        vocabulary order, document frequencies, lengths and postings give the very same
+        idf, norms and spans (computed here by the same code as after a build)."""
+        self = cls.__new__(cls)
+        self._finish(vocab, df, lens, post_docs, post_tf, k1, b, epsilon)
+        return self
+
+    def _finish(self, vocab: list[str], df: list[int], lens: list[int], post_docs: np.ndarray,
+                post_tf: np.ndarray, k1: float, b: float, epsilon: float) -> None:
+        """idf, norms and spans from the analysed parts: `vocab` in first-met order, `df` per
+        term, `lens` per document, postings in CSR order (by term, documents ascending)."""
+        self.k1, self.b, self.epsilon = k1, b, epsilon
         self.n = len(lens)
         self.doc_len = np.array(lens, dtype=np.float64)
         total = float(self.doc_len.sum())
         self.avgdl = total / self.n if self.n else 0.0
-        terms = np.frombuffer(t_ids, dtype=np.intc) if len(t_ids) else np.zeros(0, np.intc)
-        df = np.bincount(terms, minlength=len(vocab)).tolist()
         self.idf: dict[str, float] = {}
         if vocab:
             idf_sum = 0.0
             negative = []
-            for w, tid in vocab.items():
-                n_w = df[tid]
+            for w, n_w in zip(vocab, df, strict=True):
                 idf = math.log(self.n - n_w + 0.5) - math.log(n_w + 0.5)
                 self.idf[w] = idf
                 idf_sum += idf
@@ -93,21 +122,25 @@ class FieldBM25:
         # alone, by the same operations), at 2 bytes a posting instead of 8: 48 MB less at
         # 100k memories, for a few vector operations per query term.
         self.span: dict[str, tuple[int, int]] = {}
-        if self.avgdl > 0 and len(terms):
+        if self.avgdl > 0 and len(post_docs):
             # k1 * (1 - b + b * dl / avgdl) per document, as rank_bm25 computes it.
             self._norm = k1 * (1 - b + b * self.doc_len / self.avgdl)
-            order = np.argsort(terms, kind="stable")
-            tfs_all = np.frombuffer(tfs, dtype=np.intc)
-            self.post_docs = np.frombuffer(d_ids, dtype=np.intc)[order].astype(np.int32)
-            tf_type = np.uint16 if int(tfs_all.max()) <= np.iinfo(np.uint16).max else np.int32
-            self.post_tf = tfs_all[order].astype(tf_type)
+            self.post_docs = post_docs
+            self.post_tf = post_tf
             end = np.cumsum(df).tolist()
-            for w, tid in vocab.items():
-                self.span[w] = (end[tid] - df[tid], end[tid])
+            self.span = dict(zip(vocab, zip([e - d for e, d in zip(end, df, strict=True)], end,
+                                            strict=True), strict=True))
         else:
             self._norm = np.zeros(self.n)
             self.post_docs = np.zeros(0, dtype=np.int32)
             self.post_tf = np.zeros(0, dtype=np.uint16)
+
+    def parts(self) -> FieldParts:
+        """(vocabulary in first-met order, df per term, length per document, post_docs,
+        post_tf): what `from_parts` builds the same index from."""
+        vocab = list(self.span) if self.span else list(self.idf)
+        df = [hi - lo for lo, hi in self.span.values()] if self.span else [0] * len(vocab)
+        return vocab, df, self.doc_len.astype(np.int64).tolist(), self.post_docs, self.post_tf
 
     def contributions(self, term: str) -> np.ndarray:
         """The term's per-document contributions, in `contains(term)` order."""
@@ -159,15 +192,23 @@ class KeywordIndex:
     """The per-field BM25 indexes of one vault, built once per analysis settings."""
 
     def __init__(self, memories: Sequence[Memory], *, k1: float = 1.5, b: float = 0.75,
-                 epsilon: float = 0.25, stem: bool = True, stop_words: bool = True):
+                 epsilon: float = 0.25, stem: bool = True, stop_words: bool = True,
+                 parts: Mapping[str, FieldParts] | None = None):
+        """With `parts` (each field's `FieldBM25.parts()` from an earlier build over the same
+        memories with the same analysis, `engine/kwstore.py`), no memory is analysed again."""
         self.ids = [m.id for m in memories]
         self.pos = {mid: i for i, mid in enumerate(self.ids)}
+        self.memories = tuple(memories)
+        """The memories indexed, in order (whoever reuses `updated` checks it has these)."""
         self.stem, self.stop_words = stem, stop_words
         # Tie-break keys for ranking: newer `updated` first, then id.
         self.updated = np.array([m.updated.timestamp() for m in memories], dtype=np.float64)
         self.id_rank = np.argsort(np.argsort(np.array(self.ids, dtype=object)))
         self.fields: dict[str, FieldBM25] = {}
         for name in FIELDS:
+            if parts is not None:
+                self.fields[name] = FieldBM25.from_parts(*parts[name], k1, b, epsilon)
+                continue
             docs = (analyze(field_text(m, name), stem=stem, stop_words=stop_words)
                     for m in memories)
             self.fields[name] = FieldBM25(docs, k1, b, epsilon)

@@ -28,12 +28,18 @@ generation from the engine's memories and the index's public `vectors()`. Headle
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import math
+import os
+import threading
+import zlib
 from array import array
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -416,6 +422,12 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
         cached: tuple[float, ...] = memo[1]
         return cached
     vecs = engine.memory_vectors()
+    kept_at = _kept_bests_at(engine)
+    if kept_at is not None:
+        got = _load_bests(*kept_at)
+        if got is not None:
+            engine._derived["probe_bests"] = (cal, got)
+            return got
     ids = [i for i in vecs if i in cal.terms]
     mat = _matrix(engine, vecs, ids)
     ready = _shipped_for(engine.index) if mat is not None else None
@@ -449,7 +461,75 @@ def probe_bests(engine: Any) -> tuple[float, ...]:
         out.append(best_evidence(cal, qt, sims))
     result = tuple(sorted(out))
     engine._derived["probe_bests"] = (cal, result)
+    if kept_at is not None and not getattr(engine.index, "read_only", False):
+        _save_bests(*kept_at, result)
     return result
+
+
+#: Bump when what `_kept_bests_at` keys on, or the file it writes, changes.
+KEPT_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """SHA-256 of every source the probes' best evidence depends on: the engine, the index
+    (vocabulary, corrections, vectors) and the vault reader (read once per process)."""
+    pkg = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(f"kept bests {KEPT_FORMAT}\n".encode())
+    for sub in ("engine", "engine/stages", "index", "vault"):
+        for f in sorted((pkg / sub).glob("*.py")):
+            with contextlib.suppress(OSError):
+                h.update(f"{sub}/{f.name}".encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _kept_bests_at(engine: Any) -> tuple[Path, str] | None:
+    """(file, key) of the probes' best evidence kept beside the engine's index file: a
+    re-open of an unchanged vault takes them from there instead of scoring the 24 probes
+    against every memory again (24 products with the whole vector matrix, the probes'
+    term postings and corrections: ~1 s of CPU at 100k memories). The key covers what they
+    are computed from: the code (`_code_digest`), every memory (the engine's fingerprint and
+    paths), the keyword index the term sets come from, the embedder, and the vector matrix
+    itself (its ids, shape and a CRC-32 of its bytes: ~0.05 s at 100k x 384). None without
+    an index file or the matrix (`Engine.memory_vectors` read it)."""
+    path = getattr(engine.index, "path", None)
+    held = engine._derived.get("vector_matrix")
+    if not isinstance(path, str) or not path or path == ":memory:" or held is None:
+        return None
+    ids, mat = held
+    kidx = _keyword_index(engine)
+    info = dict(getattr(engine.index, "embedder_info", None) or {})
+    h = hashlib.sha256(f"{_code_digest()}\0{engine.fingerprint}\0{probes_digest()}\0"
+                       f"{kidx is not None}\0{info.get('name')}\0{info.get('model')}\0"
+                       f"{info.get('dim')}\0{mat.shape}\0{mat.dtype.str}\0".encode())
+    h.update("\0".join([m.path for m in engine.vault.memories.values()]).encode(
+        "utf-8", "surrogateescape"))
+    h.update(b"\1" + "\0".join(ids).encode("utf-8", "surrogateescape"))
+    h.update(zlib.crc32(np.ascontiguousarray(mat)).to_bytes(4, "little"))
+    return Path(f"{path}.probe-bests"), h.hexdigest()
+
+
+def _load_bests(target: Path, key: str) -> tuple[float, ...] | None:
+    """The kept bests when `target` holds them under `key` (floats written exactly)."""
+    try:
+        rec = json.loads(target.read_text(encoding="utf-8"))
+        if rec.get("key") != key or len(rec["bests"]) != len(PROBES):
+            return None
+        return tuple(float.fromhex(x) for x in rec["bests"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _save_bests(target: Path, key: str, bests: tuple[float, ...]) -> None:
+    """Keep `bests` under `key` (written aside, then renamed into place; best effort)."""
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        tmp.write_text(json.dumps({"key": key, "bests": [b.hex() for b in bests]}),
+                       encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _matrix(engine: Any, vecs: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray | None:
