@@ -149,9 +149,10 @@ class FieldBM25:
             return np.zeros(0)
         tf = self.post_tf[sp[0]:sp[1]].astype(np.float64)
         # The same operations, in the same order, as rank_bm25's per-document loop.
-        return self.idf[term] * (
+        out: np.ndarray = self.idf[term] * (
             (tf * (self.k1 + 1)) / (tf + self._norm[self.post_docs[sp[0]:sp[1]]])
         )
+        return out
 
     @property
     def post_contrib(self) -> np.ndarray:

@@ -505,7 +505,7 @@ def _kept_bests_at(engine: Any) -> tuple[Path, str] | None:
     h.update("\0".join([m.path for m in engine.vault.memories.values()]).encode(
         "utf-8", "surrogateescape"))
     h.update(b"\1" + "\0".join(ids).encode("utf-8", "surrogateescape"))
-    h.update(zlib.crc32(np.ascontiguousarray(mat)).to_bytes(4, "little"))
+    h.update(zlib.crc32(np.ascontiguousarray(mat).data).to_bytes(4, "little"))
     return Path(f"{path}.probe-bests"), h.hexdigest()
 
 

@@ -83,7 +83,7 @@ def save(target: Path, key: bytes, parts: Mapping[str, FieldParts]) -> bool:
     for name in FIELDS:
         vocab, df, lens, post_docs, post_tf = parts[name]
         vocab_b = "\n".join(vocab).encode("utf-8", "surrogateescape")
-        arrays = [np.asarray(df, dtype=np.int64), np.asarray(lens, dtype=np.int64),
+        arrays: list[np.ndarray] = [np.asarray(df, dtype=np.int64), np.asarray(lens, dtype=np.int64),
                   np.ascontiguousarray(post_docs, dtype=np.int32), np.ascontiguousarray(post_tf)]
         head["fields"][name] = {"terms": len(vocab), "docs": len(lens),
                                 "postings": len(post_docs), "tf": post_tf.dtype.str,
