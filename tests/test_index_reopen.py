@@ -311,3 +311,23 @@ def test_building_the_trigram_table_keeps_the_record_unless_it_marks_rows(vault,
     with _reopen(vault, index_path) as idx:
         assert idx.sync.last_compare == "rows" and idx.report.updated == 1
         assert _dump(idx) == _built_from_nothing(vault, tmp_path)
+
+
+def test_removing_an_index_removes_every_cache_kept_beside_it(tmp_path):
+    """`remove_index_files` takes the side files (`index.sidefiles`) with the index: the turn
+    codes, each keyword-postings variant and the probe bests; not another index's, and not
+    a name that only starts the same."""
+    from recall_tui.index.schema import remove_index_files
+
+    idx = tmp_path / "in[dex].sqlite"  # (glob characters in the name are taken literally)
+    gone = [idx, tmp_path / "in[dex].sqlite-wal", tmp_path / "in[dex].sqlite-turncodes",
+            tmp_path / "in[dex].sqlite.keywords-stem-stop",
+            tmp_path / "in[dex].sqlite.keywords-nostem-nostop",
+            tmp_path / "in[dex].sqlite.probe-bests"]
+    kept = [tmp_path / "other.sqlite.keywords-stem-stop", tmp_path / "in[dex].sqlite2",
+            tmp_path / "index.sqlite.probe-bests"]
+    for p in gone + kept:
+        p.write_bytes(b"x")
+    remove_index_files(idx)
+    assert [p.name for p in gone if p.exists()] == []
+    assert [p.name for p in kept if not p.exists()] == []

@@ -33,8 +33,6 @@ import functools
 import hashlib
 import json
 import math
-import os
-import threading
 import zlib
 from array import array
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -48,6 +46,7 @@ from recall_tui.engine import probe_vectors
 from recall_tui.engine.bm25 import FIELDS, field_text
 from recall_tui.engine.text import STOP_WORDS, analyze, porter_stem
 from recall_tui.engine.text import words as _words
+from recall_tui.index.sidefiles import side_path, write_side
 
 
 class TermSets(Mapping[str, frozenset[str]]):
@@ -492,9 +491,9 @@ def _kept_bests_at(engine: Any) -> tuple[Path, str] | None:
     paths), the keyword index the term sets come from, the embedder, and the vector matrix
     itself (its ids, shape and a CRC-32 of its bytes: ~0.05 s at 100k x 384). None without
     an index file or the matrix (`Engine.memory_vectors` read it)."""
-    path = getattr(engine.index, "path", None)
+    target = side_path(getattr(engine.index, "path", None), ".probe-bests")
     held = engine._derived.get("vector_matrix")
-    if not isinstance(path, str) or not path or path == ":memory:" or held is None:
+    if target is None or held is None:
         return None
     ids, mat = held
     kidx = _keyword_index(engine)
@@ -506,7 +505,7 @@ def _kept_bests_at(engine: Any) -> tuple[Path, str] | None:
         "utf-8", "surrogateescape"))
     h.update(b"\1" + "\0".join(ids).encode("utf-8", "surrogateescape"))
     h.update(zlib.crc32(np.ascontiguousarray(mat).data).to_bytes(4, "little"))
-    return Path(f"{path}.probe-bests"), h.hexdigest()
+    return target, h.hexdigest()
 
 
 def _load_bests(target: Path, key: str) -> tuple[float, ...] | None:
@@ -522,14 +521,8 @@ def _load_bests(target: Path, key: str) -> tuple[float, ...] | None:
 
 def _save_bests(target: Path, key: str, bests: tuple[float, ...]) -> None:
     """Keep `bests` under `key` (written aside, then renamed into place; best effort)."""
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    try:
-        tmp.write_text(json.dumps({"key": key, "bests": [b.hex() for b in bests]}),
-                       encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    data = json.dumps({"key": key, "bests": [b.hex() for b in bests]}).encode("utf-8")
+    write_side(target, lambda fh: fh.write(data))
 
 
 def _matrix(engine: Any, vecs: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray | None:

@@ -26,14 +26,14 @@ import functools
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from recall_tui.engine.bm25 import FIELDS, FieldParts
+from recall_tui.index.sidefiles import side_path, write_side
 from recall_tui.vault.model import Memory
 
 #: Bump when the file layout below changes.
@@ -64,11 +64,8 @@ def store_key(fingerprint: str, memories: Sequence[Memory], stem: bool, stop_wor
 
 def store_path(index: Any, stem: bool, stop_words: bool) -> Path | None:
     """Where the kept postings of `index` live for these settings; None without a file."""
-    path = getattr(index, "path", None)
-    if not isinstance(path, str) or not path or path == ":memory:":
-        return None
-    return Path(f"{path}.keywords-{'stem' if stem else 'nostem'}-"
-                f"{'stop' if stop_words else 'nostop'}")
+    return side_path(getattr(index, "path", None),
+                     f".keywords-{'stem' if stem else 'nostem'}-{'stop' if stop_words else 'nostop'}")
 
 
 def _padded(b: bytes, fill: bytes = b"\0") -> bytes:
@@ -91,18 +88,13 @@ def save(target: Path, key: bytes, parts: Mapping[str, FieldParts]) -> bool:
         blobs.append(_padded(vocab_b))
         blobs += [_padded(a.tobytes()) for a in arrays]
     head_b = _padded(json.dumps(head).encode(), b" ")  # (JSON allows trailing spaces)
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(MAGIC + key + len(head_b).to_bytes(8, "little") + head_b)
-            for blob in blobs:
-                fh.write(blob)
-        os.replace(tmp, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
-    return True
+
+    def write(fh: BinaryIO) -> None:
+        fh.write(MAGIC + key + len(head_b).to_bytes(8, "little") + head_b)
+        for blob in blobs:
+            fh.write(blob)
+
+    return write_side(target, write)
 
 
 def load(target: Path, key: bytes, n: int) -> dict[str, FieldParts] | None:

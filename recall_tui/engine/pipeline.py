@@ -70,7 +70,7 @@ from recall_tui.engine.trace import (
     Trace,
 )
 from recall_tui.engine.turn_lookup import TurnLookup
-from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary
+from recall_tui.vault.model import Chain, Memory, Turn, Vault, lean_summary, same_memories
 
 if TYPE_CHECKING:  # the index layer is below the engine; imported lazily at run time
     from recall_tui.index.core import Progress
@@ -142,10 +142,10 @@ class Engine:
         if index is not None:
             self.index = index
         self._cache.clear()
-        same_memories = _same_memories(vault.memories, old_vault.memories)
+        same = same_memories(vault.memories, old_vault.memories)
         # (The fingerprint hashes every memory: 100k of them took tens of ms per swap.)
-        self._reset_derived(fingerprint if same_memories else None)
-        if same_memories and self.index is old_index:
+        self._reset_derived(fingerprint if same else None)
+        if same and self.index is old_index:
             self._keep_memory_derived(old, old_vault, vault)
         if self.fingerprint == fingerprint and self.index is old_index:
             # Every memory is as it was (the same ids, each file's bytes the same: only turns,
@@ -570,21 +570,6 @@ class Engine:
             fm["expires"] = _iso(m.expires)
         return {"id": m.id, "path": m.path, "verbosity": "lean", "frontmatter": fm,
                 "body": m.body_without_related}
-
-
-def _same_memories(new: Mapping[str, Memory], old: Mapping[str, Memory]) -> bool:
-    """Whether two vaults' memories are the same: the very mapping (a patch that touched no
-    memory file hands it on), or the same ids in the same order, each memory the same object
-    or read from the same file (path), bytes (content hash) and modification time: what the
-    reader builds a memory from (a memory without `created` takes the file's time), so a file
-    touched or moved counts as a change here though the fingerprint does not see it."""
-    if new is old:
-        return True
-    if len(new) != len(old) or list(new) != list(old):
-        return False
-    return all(a is b or (a.content_hash == b.content_hash and a.path == b.path
-                          and a.mtime == b.mtime)
-               for a, b in zip(new.values(), old.values(), strict=True))
 
 
 def signature_text(m: Memory) -> str:

@@ -19,7 +19,7 @@ import apsw
 import sqlite_vec
 
 from recall_tui.index.fts import FTS_COLUMNS
-from recall_tui.index.turn_codes import SIDE_SUFFIX
+from recall_tui.index.sidefiles import remove_sides
 from recall_tui.vault.recalldir import keep_out_of_git
 
 #: Bumped whenever the tables change; a file with another version is rebuilt from the vault.
@@ -283,11 +283,12 @@ def _keep_held_vectors(conn: apsw.Connection) -> None:
 
 
 def remove_index_files(path: Path) -> None:
-    """Delete an index file and its WAL/shared-memory/journal companions (and the turn codes
-    kept beside it)."""
-    for suffix in ("", "-wal", "-shm", "-journal", SIDE_SUFFIX):
+    """Delete an index file and its WAL/shared-memory/journal companions, and the caches kept
+    beside it (`sidefiles`)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
+    remove_sides(path)
 
 
 #: The turns' text-hash index, also dropped and made again around a bulk load of turns

@@ -9,7 +9,6 @@ exactly as sqlite-vec's cosine kNN does. Filling the vectors is `vector_sync.py`
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -18,12 +17,14 @@ import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 import apsw
 import numpy as np
 
 from recall_tui.index.embed import Embedder
+from recall_tui.index.sidefiles import side_path, write_side
 from recall_tui.index.turn_codes import SIDE_SUFFIX, TurnCodes
 
 #: Recent query embeddings kept in memory.
@@ -397,12 +398,9 @@ class VectorStore:
             assert got is not None  # read, adopted or kept above
             return got
 
-    def _codes_file(self) -> str | None:
+    def _codes_file(self) -> Path | None:
         """Where this index's turn codes are kept between processes (none in memory)."""
-        path = str(getattr(self._facts, "path", "") or "")
-        if not path or path == ":memory:" or path.startswith("file:"):
-            return None
-        return path + SIDE_SUFFIX
+        return side_path(getattr(self._facts, "path", None), SIDE_SUFFIX)
 
     def _keep_codes(self) -> None:
         """Write the turn codes and what they were made from (`_TurnsSeen`) beside the index
@@ -415,18 +413,11 @@ class VectorStore:
             return
         facts = {"version": KEPT_VERSION, "key": list(seen.key), "max_rowid": seen.max_rowid,
                  "anchor": seen.anchor, "rows": seen.rows, "last_coded": seen.last_coded}
-        tmp = f"{side}.{os.getpid()}.tmp"
         self._kept_n = codes.n  # (also when the write fails: not tried again on every recall)
-        try:
-            arrays: dict[str, Any] = {
-                **codes.to_arrays(), "pending": np.array(sorted(seen.pending), dtype=np.int64),
-                "seen": np.frombuffer(json.dumps(facts).encode(), np.uint8)}
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, side)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        arrays: dict[str, Any] = {
+            **codes.to_arrays(), "pending": np.array(sorted(seen.pending), dtype=np.int64),
+            "seen": np.frombuffer(json.dumps(facts).encode(), np.uint8)}
+        write_side(side, lambda fh: np.savez(fh, **arrays))
 
     def _adopt_kept_codes(self, dim: int) -> bool:
         """Take the turn codes `_keep_codes` left beside the index when they are this index's:

@@ -30,7 +30,7 @@ import watchfiles
 from recall_tui.index.schema import IndexFileError
 from recall_tui.index.store import Index
 from recall_tui.index.sync import IndexReport
-from recall_tui.vault.model import Vault
+from recall_tui.vault.model import Vault, same_memories
 from recall_tui.vault.patch import PATCH_MAX_FILES, patch_vault
 from recall_tui.vault.reader import read_vault
 
@@ -149,11 +149,7 @@ def same_vault(old: Vault, new: Vault) -> bool:
     logs (their signatures). A catch-up re-read that finds this swaps nothing in."""
     if old is new:
         return True
-    a, b = old.memories, new.memories
-    if len(a) != len(b) or list(a) != list(b):
-        return False
-    if not all(x is y or (x.content_hash == y.content_hash and x.path == y.path
-                          and x.mtime == y.mtime) for x, y in zip(a.values(), b.values(), strict=True)):
+    if not same_memories(new.memories, old.memories):
         return False
     return (old.problems == new.problems and old.digests == new.digests
             and dict(old.turn_logs) == dict(new.turn_logs) and len(old.turns) == len(new.turns))

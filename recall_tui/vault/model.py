@@ -296,6 +296,23 @@ class Vault:
         return tuple(seen)
 
 
+def same_memories(new: Mapping[str, Memory], old: Mapping[str, Memory]) -> bool:
+    """Whether two reads' memories are the same: the very mapping (a patch that touched no
+    memory file hands it on), or the same ids in the same order, each memory the same object
+    or read from the same file (path), bytes (content hash) and modification time: what the
+    reader builds a memory from (a memory without `created` takes the file's time), so a file
+    touched or moved counts as a change here though a fingerprint of the texts does not see
+    it. The engine's swap (`Engine.set_vault`) and the watch's catch-up
+    (`index.watch.same_vault`) both ask this."""
+    if new is old:
+        return True
+    if len(new) != len(old) or list(new) != list(old):
+        return False
+    return all(a is b or (a.content_hash == b.content_hash and a.path == b.path
+                          and a.mtime == b.mtime)
+               for a, b in zip(new.values(), old.values(), strict=True))
+
+
 def strip_related_section(body: str) -> str:
     """Remove a final `## Related` section (generated links) from a Markdown body."""
     lines = body.splitlines()
